@@ -1,0 +1,31 @@
+# Two commands do all the set-up: `make crawl URL=...` and `make test`.
+# Both create .venv on first use (pip is upgraded inside it first: the system pip 23
+# fails to resolve some packages' extras).
+
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+OUT    ?= crawls/$(shell date -u +%Y%m%dT%H%M%SZ)
+ARGS   ?=
+
+.PHONY: crawl test venv clean
+
+$(STAMP): setup.cfg pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+crawl: $(STAMP)
+	@test -n "$(URL)" || { echo "usage: make crawl URL=http://host/ [OUT=dir] [ARGS='--workers 4']" >&2; exit 2; }
+	@echo "crawl output: $(OUT)"
+	$(PY) -m crawler "$(URL)" --out "$(OUT)" $(ARGS)
+
+test: $(STAMP)
+	$(PY) -m pytest
+
+clean:
+	rm -rf $(VENV) *.egg-info .pytest_cache .hypothesis

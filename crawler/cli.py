@@ -1,0 +1,139 @@
+"""Command line: ``python -m crawler URL [options]``. Parses arguments, builds a
+:class:`crawler.config.CrawlConfig`, calls :func:`crawler.api.crawl`, maps errors to
+exit codes. No crawl logic lives here.
+
+Exit codes: 0 the crawl completed (or was stopped cleanly), 2 bad input or a fatal error
+(one line on stderr, no traceback).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+
+from crawler import __version__
+from crawler.config import DEFAULT_SHARDS, DEFAULT_THREADS, CrawlConfig, default_workers
+from crawler.errors import ConfigError, CrawlerError
+from crawler.urlnorm import normalize
+
+EXIT_OK, EXIT_ERROR = 0, 2
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
+    return value
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser; ``--help`` lists every option with its default."""
+    p = argparse.ArgumentParser(
+        prog="python -m crawler",
+        description="Crawl a website into one Markdown record per page, a link graph and a site tree.",
+        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("seeds", nargs="+", metavar="URL", help="seed URL(s), http or https")
+    p.add_argument("--out", default="crawl-out", help="output folder (created if missing)")
+    p.add_argument("--workers", type=_positive_int, default=default_workers(),
+                   help="fetcher processes (default: usable cores)")
+    p.add_argument("--threads", type=_positive_int, default=DEFAULT_THREADS,
+                   help="threads per fetcher process, to overlap network waits")
+    p.add_argument("--queue-size", type=_positive_int, default=None,
+                   help="bound of the task queue (default: 2 x workers x threads)")
+    p.add_argument("--max-depth", type=_non_negative_int, default=None,
+                   help="follow links at most this far from the seed (default: no limit)")
+    p.add_argument("--max-pages", type=_positive_int, default=None,
+                   help="fetch exactly at most this many URLs (default: no limit)")
+    p.add_argument("--allow-domain", action="append", default=[], metavar="HOST",
+                   help="also crawl this host; '.example.org' admits its subdomains (repeatable)")
+    p.add_argument("--include", action="append", default=[], metavar="REGEX",
+                   help="crawl only URLs matching one of these regexes (repeatable)")
+    p.add_argument("--exclude", action="append", default=[], metavar="REGEX",
+                   help="never crawl URLs matching this regex (repeatable)")
+    p.add_argument("--connect-timeout", type=_positive_float, default=10.0, help="seconds")
+    p.add_argument("--read-timeout", type=_positive_float, default=30.0,
+                   help="seconds without a byte before a fetch fails")
+    p.add_argument("--total-timeout", type=_positive_float, default=120.0,
+                   help="wall-clock seconds for one fetch, body included")
+    p.add_argument("--max-bytes", type=_positive_int, default=20 * 1024 * 1024,
+                   help="bodies are cut at this many bytes (recorded as truncated)")
+    p.add_argument("--max-redirects", type=_positive_int, default=10,
+                   help="longest redirect chain followed")
+    p.add_argument("--user-agent", default="", help="User-Agent header (default: crawler/VERSION)")
+    p.add_argument("--shards", type=_positive_int, default=DEFAULT_SHARDS,
+                   help="visited-table shards, a power of two")
+    p.add_argument("--start-method", choices=("fork", "spawn", "forkserver"), default=None,
+                   help="multiprocessing start method (default: the platform's)")
+    p.add_argument("--progress-interval", type=_positive_float, default=5.0,
+                   help="seconds between progress lines on stderr")
+    p.add_argument("--quiet", action="store_true", help="no progress lines, only errors")
+    p.add_argument("--version", action="version", version=f"crawler {__version__}")
+    return p
+
+
+def config_from_args(args: argparse.Namespace) -> CrawlConfig:
+    """Build and validate the config. Raises ConfigError for a bad seed or setting."""
+    seeds = []
+    for raw in args.seeds:
+        url = normalize(raw)
+        if url is None:
+            raise ConfigError(f"invalid seed URL {raw!r}: need an absolute http:// or https:// URL")
+        seeds.append(url)
+    return CrawlConfig(
+        seeds=tuple(dict.fromkeys(seeds)), out_dir=args.out, workers=args.workers,
+        threads=args.threads, queue_size=args.queue_size, max_depth=args.max_depth,
+        max_pages=args.max_pages, allow_domains=tuple(args.allow_domain),
+        include=tuple(args.include), exclude=tuple(args.exclude),
+        connect_timeout_s=args.connect_timeout, read_timeout_s=args.read_timeout,
+        total_timeout_s=args.total_timeout, max_body_bytes=args.max_bytes,
+        max_redirects=args.max_redirects, user_agent=args.user_agent, shards=args.shards,
+        start_method=args.start_method, progress_interval_s=args.progress_interval,
+    ).validated()
+
+
+def main(argv=None) -> int:
+    """Run the command line; returns the exit code."""
+    from crawler.api import crawl  # imported here so --help stays fast
+
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.ERROR if args.quiet else logging.INFO,
+                        format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    try:
+        config = config_from_args(args)
+        summary = crawl(config)
+    except CrawlerError as exc:
+        print(f"crawler: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("crawler: aborted", file=sys.stderr)
+        return EXIT_ERROR
+    keys = ("pages", "non_html", "redirects", "failed", "skipped", "claimed", "wall_s",
+            "pages_per_s", "peak_rss_bytes", "reconciled")
+    print(json.dumps({k: summary[k] for k in keys}))
+    print(f"output: {config.out_dir}")
+    return EXIT_OK

@@ -1,0 +1,117 @@
+"""Every crawl setting and its default, in one frozen dataclass.
+
+Units are in the names (``_s`` seconds, ``_bytes`` bytes). ``None`` means "no limit";
+``0`` never does. The command line (:mod:`crawler.cli`) builds a :class:`CrawlConfig`
+from its arguments and calls :meth:`CrawlConfig.validated`; library users may build one
+directly. The object is small and picklable: it is handed to every fetcher process.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+
+from crawler.errors import ConfigError
+
+#: Default visited-table shard count; must be a power of two.
+DEFAULT_SHARDS = 64
+#: Default fetcher threads per process: network waits overlap, parsing stays on one core.
+DEFAULT_THREADS = 4
+
+
+def default_workers() -> int:
+    """Number of fetcher processes by default: the number of usable cores (at least 1)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclasses.dataclass(frozen=True)
+class CrawlConfig:
+    """Settings of one crawl.
+
+    Attributes:
+        seeds: normalized absolute seed URLs (the first one is the root of the tree).
+        out_dir: output folder; created if missing.
+        workers: fetcher processes (>= 1).
+        threads: threads per fetcher process (>= 1); they overlap network waits.
+        queue_size: bound of the task queue between dispatcher and fetchers (>= 1);
+            ``None`` means ``2 * workers * threads``.
+        max_depth: links followed from the seed (seed is depth 0); ``None``: unlimited.
+        max_pages: exact cap on URLs fetched (every fetch counts, redirects included);
+            ``None``: unlimited.
+        allow_domains: extra hosts in scope besides the seeds' hosts; a leading ``.``
+            admits every subdomain (``.example.org``).
+        include, exclude: regex sources; a URL is in scope only if it matches some
+            include (when any are given) and no exclude (``re.search`` on the URL).
+        connect_timeout_s, read_timeout_s: per-socket timeouts handed to requests.
+        total_timeout_s: wall-clock cap on one fetch, body included (a trickling server
+            cannot hold a thread longer than this).
+        max_body_bytes: bodies are streamed and cut at this size (recorded as truncated).
+        max_redirects: longest redirect chain followed before the URL is failed.
+        user_agent: the User-Agent header.
+        shards: visited-table shards, a power of two.
+        start_method: multiprocessing start method (fork, spawn, forkserver) or ``None``
+            for the platform default.
+        progress_interval_s: seconds between progress log lines.
+    """
+
+    seeds: tuple[str, ...]
+    out_dir: str
+    workers: int = dataclasses.field(default_factory=default_workers)
+    threads: int = DEFAULT_THREADS
+    queue_size: int | None = None
+    max_depth: int | None = None
+    max_pages: int | None = None
+    allow_domains: tuple[str, ...] = ()
+    include: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    connect_timeout_s: float = 10.0
+    read_timeout_s: float = 30.0
+    total_timeout_s: float = 120.0
+    max_body_bytes: int = 20 * 1024 * 1024
+    max_redirects: int = 10
+    user_agent: str = ""
+    shards: int = DEFAULT_SHARDS
+    start_method: str | None = None
+    progress_interval_s: float = 5.0
+
+    @property
+    def task_queue_size(self) -> int:
+        """The bound of the task queue actually used."""
+        return self.queue_size if self.queue_size is not None else 2 * self.workers * self.threads
+
+    def validated(self) -> "CrawlConfig":
+        """Return ``self`` after checking every field.
+
+        Raises:
+            ConfigError: the first invalid field, with a one-line reason.
+        """
+        if not self.seeds:
+            raise ConfigError("at least one seed URL is required")
+        for name in ("workers", "threads", "max_redirects"):
+            if getattr(self, name) < 1:
+                raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
+        for name in ("queue_size", "max_pages"):
+            value = getattr(self, name)
+            if value is not None and value < 1:
+                raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
+        if self.max_depth is not None and self.max_depth < 0:
+            raise ConfigError("--max-depth must be 0 or more")
+        for name in ("connect_timeout_s", "read_timeout_s", "total_timeout_s"):
+            if not getattr(self, name) > 0:
+                raise ConfigError(f"{name} must be positive")
+        if self.max_body_bytes < 1:
+            raise ConfigError("--max-bytes must be at least 1")
+        if self.shards < 1 or self.shards & (self.shards - 1):
+            raise ConfigError(f"--shards must be a power of two, got {self.shards}")
+        if self.start_method not in (None, "fork", "spawn", "forkserver"):
+            raise ConfigError(f"unknown start method {self.start_method!r}")
+        for pattern in self.include + self.exclude:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ConfigError(f"bad regex {pattern!r}: {exc}") from None
+        return self

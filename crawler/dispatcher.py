@@ -1,0 +1,232 @@
+"""The dispatcher: the parent loop that owns the frontier and feeds the fetchers.
+
+Process topology::
+
+                     +----------------------------+
+    seeds ---------->|  dispatcher (this process) |
+                     |  frontier (by depth)       |
+                     |  scope, depth, page limit  |
+                     |  in-flight count           |
+                     +----------------------------+
+                        |  task queue        ^  result queue
+                        |  (bounded: the     |  TaskStarted / TaskDone
+                        |  backpressure)     |  (+ the links each task won)
+                        v                    |
+               +------------+  +------------+  +------------+
+               | fetcher 0  |  | fetcher 1  |  | fetcher N-1|   threads overlap I/O;
+               | T threads  |  | T threads  |  | T threads  |   write pages-NN.jsonl,
+               +------------+  +------------+  +------------+   edges-NN.tsv themselves
+                       \            |            /
+                        claim_many / settle (one round trip per page)
+                                    |
+                     +----------------------------+
+                     |  manager: sharded visited  |
+                     |  table (fingerprint->state)|
+                     +----------------------------+
+
+The dispatcher reads: the result queue (blocking, with a timeout used only to check that
+every child is alive). It writes: the task queue, never more than the queue bound plus one
+task per fetcher thread in flight. The crawl ends when the frontier is empty and nothing is
+in flight (or the page limit is reached and nothing is in flight). Then one STOP per
+fetcher thread, a join with a deadline, terminate, kill.
+
+Fetchers read tasks, fetch and convert, write their own output, and claim the links they
+discover in the visited table, so de-duplication runs in the fetchers, in parallel. They
+send back only the links they won, which the dispatcher pushes on the frontier.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import time
+
+from crawler.errors import ManagerDied
+from crawler.frontier import MemoryFrontier
+from crawler.messages import STOP, FetchTask, TaskDone, TaskStarted
+from crawler.stats import CrawlCounters, ProcessTreeMonitor
+from crawler.worker import fetcher_main
+
+log = logging.getLogger("crawler")
+
+#: Seconds a blocking queue get waits before checking that the children are alive.
+LIVENESS_CHECK_S = 1.0
+#: Seconds given to a fetcher to exit after STOP, then after terminate().
+JOIN_TIMEOUT_S = 10.0
+
+
+class Dispatcher:
+    """Schedules one crawl over ``config.workers`` fetcher processes.
+
+    Args:
+        config: the validated :class:`crawler.config.CrawlConfig`.
+        ctx: the multiprocessing context (start method) to create queues and processes.
+        table: proxy of the manager-hosted visited table.
+        manager: the manager hosting ``table`` (watched for liveness), or None.
+        frontier: a frontier backend (default: :class:`crawler.frontier.MemoryFrontier`).
+    """
+
+    def __init__(self, config, ctx, table, manager=None, frontier=None) -> None:
+        self.config = config
+        self.ctx = ctx
+        self.table = table
+        self.manager = manager
+        self.frontier = frontier if frontier is not None else MemoryFrontier()
+        self.tasks = ctx.Queue(config.task_queue_size)
+        self.results = ctx.Queue()
+        self.counters = CrawlCounters()
+        self.monitor = ProcessTreeMonitor()
+        self.fetchers: dict[int, object] = {}
+        self.in_flight: dict[str, FetchTask] = {}   # url -> task, put on the queue, not done
+        self.started_by: dict[str, int] = {}       # url -> fetcher that took it
+        self.fetched: set[str] = set()             # every URL with a record
+        self.dispatched = 0
+        self.stop_reason: str | None = None
+        self.skipped: list[tuple[FetchTask, str]] = []
+        self.seed_outcome: TaskDone | None = None
+        self._cold = False
+        self._next_worker_id = 0
+        self._next_progress = 0.0
+        self._started_at = time.monotonic()
+
+    # -- lifecycle -----------------------------------------------------------------
+    def run(self) -> None:
+        """Crawl until the frontier is empty and nothing is in flight, or a stop."""
+        for _ in range(self.config.workers):
+            self._start_fetcher()
+        try:
+            seeds = list(self.config.seeds)
+            for seed, won in zip(seeds, self.table.claim_many(seeds)):
+                if won:
+                    self.frontier.push(FetchTask(seed, 0))
+            self._loop()
+            self.monitor.sample()  # CPU and memory of every child before they exit
+            self._skip_frontier(self.stop_reason or "max-pages")
+        except BaseException:
+            self._cold = True  # an error or a second Ctrl-C: do not wait for fetches
+            raise
+        finally:
+            self._shutdown()
+
+    def request_stop(self, reason: str = "interrupted") -> None:
+        """Warm stop: dispatch nothing more; the loop ends when in-flight work is done."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+
+    def _start_fetcher(self) -> None:
+        worker_id = self._next_worker_id
+        self._next_worker_id += 1
+        process = self.ctx.Process(
+            target=fetcher_main, name=f"crawler-fetcher-{worker_id}",
+            args=(worker_id, self.config, self.tasks, self.results, self.table))
+        process.start()
+        self.fetchers[worker_id] = process
+
+    def _shutdown(self) -> None:
+        """STOP per live fetcher thread, then join -> terminate -> join -> kill."""
+        live = [p for p in self.fetchers.values() if p.is_alive()]
+        if self._cold:
+            for process in live:
+                process.terminate()
+        for _ in range(len(live) * self.config.threads):
+            try:
+                self.tasks.put(STOP, timeout=JOIN_TIMEOUT_S)
+            except queue.Full:
+                break
+        deadline = time.monotonic() + JOIN_TIMEOUT_S
+        for process in live:
+            process.join(max(0.0, deadline - time.monotonic()))
+        for process in live:
+            if process.is_alive():
+                log.warning("fetcher %s did not stop; terminating it", process.name)
+                process.terminate()
+                process.join(JOIN_TIMEOUT_S)
+            if process.is_alive():
+                process.kill()
+                process.join()
+        for channel in (self.tasks, self.results):
+            channel.close()
+            channel.cancel_join_thread()  # every reader is gone; never wait on a feeder
+
+    # -- the loop ------------------------------------------------------------------
+    def _may_dispatch(self) -> bool:
+        if self.stop_reason is not None or not self.frontier:
+            return False
+        limit = self.config.max_pages
+        return limit is None or self.dispatched < limit
+
+    def _fill(self) -> None:
+        capacity = self.config.task_queue_size + self.config.workers * self.config.threads
+        while len(self.in_flight) < capacity and self._may_dispatch():
+            task = self.frontier.pop()
+            self.tasks.put(task)  # never blocks for long: in flight <= bound + threads
+            self.in_flight[task.url] = task
+            self.dispatched += 1
+
+    def _loop(self) -> None:
+        while True:
+            self._fill()
+            if not self.in_flight:
+                return
+            try:
+                message = self.results.get(timeout=LIVENESS_CHECK_S)
+            except queue.Empty:
+                self._check_children()
+            else:
+                self._handle(message)
+            self._progress()
+
+    def _handle(self, message) -> None:
+        if isinstance(message, TaskStarted):
+            self.started_by[message.url] = message.worker_id
+            return
+        self.in_flight.pop(message.url, None)
+        self.started_by.pop(message.url, None)
+        self.fetched.add(message.url)
+        self.counters.add(message)
+        if message.url in self.config.seeds and self.seed_outcome is None:
+            self.seed_outcome = message
+        for task in message.discovered:
+            self.frontier.push(task)
+
+    def _check_children(self) -> None:
+        """Replace a dead fetcher and give its unfinished tasks back to the frontier."""
+        if self.manager is not None and not self.manager._process.is_alive():
+            raise ManagerDied("the visited-table manager process died")
+        for worker_id, process in list(self.fetchers.items()):
+            if process.is_alive():
+                continue
+            del self.fetchers[worker_id]
+            lost = [url for url, w in self.started_by.items() if w == worker_id]
+            log.error("fetcher %d died (exit code %s); re-queueing %d URL(s)",
+                      worker_id, process.exitcode, len(lost))
+            for url in lost:
+                del self.started_by[url]
+                self.frontier.push(self.in_flight.pop(url))
+                self.dispatched -= 1
+            self._start_fetcher()
+
+    def _skip_frontier(self, reason: str) -> None:
+        """Mark what is left in the frontier skipped (a limit or a stop ended the crawl)."""
+        batch: list[FetchTask] = []
+        for task in self.frontier.drain():
+            batch.append(task)
+            self.skipped.append((task, reason))
+            if len(batch) == 1000:
+                self.table.mark_many([t.url for t in batch], "skipped")
+                batch = []
+        if batch:
+            self.table.mark_many([t.url for t in batch], "skipped")
+        self.counters.skipped_by_reason[reason] += len(self.skipped)
+
+    def _progress(self) -> None:
+        now = time.monotonic()
+        if now < self._next_progress:
+            return
+        self._next_progress = now + self.config.progress_interval_s
+        rss = self.monitor.sample()
+        elapsed = max(now - self._started_at, 1e-9)
+        c = self.counters
+        log.info("done %d (pages %d, failed %d) | frontier %d | in flight %d | "
+                 "%.1f URLs/s | memory %.0f MiB", c.done, c.outcomes["page"], c.failed,
+                 len(self.frontier), len(self.in_flight), c.done / elapsed, rss / 2**20)

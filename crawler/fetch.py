@@ -1,0 +1,149 @@
+"""HTTP only: one GET per call, streamed, capped in bytes and in wall-clock time.
+
+This is the one place where requests/urllib3 exceptions are translated: every failure
+leaves :meth:`HttpClient.get` as a :class:`FetchError` with a short ``reason``. Redirects
+are *not* followed here: a 3xx comes back as a :class:`Response` with ``location`` set,
+so the fetcher can normalize and claim the target like any other link (RFC 9110 §15.4).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+
+import requests
+import urllib3
+
+from crawler import __version__
+from crawler.errors import CrawlerError
+
+#: Default User-Agent: project name and version, so site owners can tell who we are.
+DEFAULT_USER_AGENT = f"crawler/{__version__} (+https://pypi.org/project/crawler/)"
+#: Status codes that redirect when a Location header is present (RFC 9110 §15.4).
+REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
+#: Bytes asked of the socket per read; read1 returns as soon as any data arrived.
+READ_CHUNK_BYTES = 64 * 1024
+
+
+class FetchError(CrawlerError):
+    """A fetch that produced no usable response.
+
+    Attributes:
+        reason: short machine-friendly reason: "timeout", "connection", "ssl",
+            "invalid url", "incomplete body", "decoding", "http error".
+    """
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Response:
+    """What one GET returned.
+
+    Attributes:
+        url: the URL requested.
+        status: HTTP status code.
+        content_type: the Content-Type header, or None.
+        location: the raw Location header of a redirect (3xx), else None.
+        body: the decoded (gzip/deflate undone) body, at most ``max_body_bytes``;
+            empty for redirects.
+        truncated: True if the body was cut at ``max_body_bytes``.
+        elapsed_ms: wall-clock milliseconds from request to last byte.
+    """
+
+    url: str
+    status: int
+    content_type: str | None
+    location: str | None
+    body: bytes
+    truncated: bool
+    elapsed_ms: float
+
+
+class HttpClient:
+    """One ``requests.Session`` (keep-alive pool) with the crawl's limits.
+
+    Args:
+        user_agent: User-Agent header value ('' selects :data:`DEFAULT_USER_AGENT`).
+        connect_timeout_s, read_timeout_s: per-socket timeouts (seconds).
+        total_timeout_s: wall-clock cap on one GET including the body (seconds); a
+            server trickling bytes is cut off after at most this plus one read timeout.
+        max_body_bytes: the body is streamed and cut at this many bytes.
+    """
+
+    def __init__(self, user_agent: str = "", connect_timeout_s: float = 10.0,
+                 read_timeout_s: float = 30.0, total_timeout_s: float = 120.0,
+                 max_body_bytes: int = 20 * 1024 * 1024) -> None:
+        self.session = requests.Session()
+        self.session.headers["User-Agent"] = user_agent or DEFAULT_USER_AGENT
+        self.session.headers["Accept"] = "text/html,application/xhtml+xml,*/*;q=0.8"
+        self.timeout = (connect_timeout_s, read_timeout_s)
+        self.total_timeout_s = total_timeout_s
+        self.max_body_bytes = max_body_bytes
+
+    @classmethod
+    def from_config(cls, config) -> "HttpClient":
+        """Build a client from a :class:`crawler.config.CrawlConfig`."""
+        return cls(config.user_agent, config.connect_timeout_s, config.read_timeout_s,
+                   config.total_timeout_s, config.max_body_bytes)
+
+    def get(self, url: str) -> Response:
+        """GET ``url`` without following redirects.
+
+        Raises:
+            FetchError: no complete response (see :attr:`FetchError.reason`).
+        """
+        started = time.monotonic()
+        try:
+            with self.session.get(url, stream=True, allow_redirects=False,
+                                  timeout=self.timeout) as resp:
+                location = resp.headers.get("Location")
+                if resp.status_code in REDIRECT_STATUSES and location is not None:
+                    body, truncated = b"", False
+                else:
+                    location = None
+                    body, truncated = self._read_body(resp.raw, started)
+                return Response(url, resp.status_code, resp.headers.get("Content-Type"),
+                                location, body, truncated,
+                                (time.monotonic() - started) * 1000.0)
+        except FetchError:
+            raise
+        except (requests.Timeout, urllib3.exceptions.TimeoutError) as exc:
+            raise FetchError("timeout", str(exc)) from exc
+        except requests.exceptions.SSLError as exc:
+            raise FetchError("ssl", str(exc)) from exc
+        except (requests.exceptions.ChunkedEncodingError,
+                urllib3.exceptions.ProtocolError) as exc:
+            raise FetchError("incomplete body", str(exc)) from exc
+        except (requests.exceptions.ContentDecodingError,
+                urllib3.exceptions.DecodeError) as exc:
+            raise FetchError("decoding", str(exc)) from exc
+        except requests.ConnectionError as exc:
+            raise FetchError("connection", str(exc)) from exc
+        except (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema,
+                requests.exceptions.MissingSchema, UnicodeError, ValueError) as exc:
+            raise FetchError("invalid url", str(exc)) from exc
+        except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
+            raise FetchError("http error", f"{type(exc).__name__}: {exc}") from exc
+
+    def _read_body(self, raw, started: float) -> tuple[bytes, bool]:
+        """Read the decoded body in ``read1`` steps, checking the deadline and size cap."""
+        chunks, size = [], 0
+        deadline = started + self.total_timeout_s
+        while True:
+            if time.monotonic() > deadline:
+                raise FetchError("timeout", f"body not complete after {self.total_timeout_s:g} s")
+            chunk = raw.read1(READ_CHUNK_BYTES, decode_content=True)
+            if not chunk:
+                return b"".join(chunks), False
+            chunks.append(chunk)
+            size += len(chunk)
+            if size >= self.max_body_bytes:
+                return b"".join(chunks)[: self.max_body_bytes], size > self.max_body_bytes or bool(
+                    raw.read1(1, decode_content=True))
+
+    def close(self) -> None:
+        """Close the session's connection pool."""
+        self.session.close()

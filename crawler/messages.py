@@ -1,0 +1,71 @@
+"""The only things that cross a process boundary: small, frozen, picklable messages.
+
+Dispatcher -> fetchers (task queue): :class:`FetchTask`, or :data:`STOP`.
+Fetchers -> dispatcher (result queue): :class:`TaskStarted`, then one :class:`TaskDone`
+per task. Page bodies and Markdown never cross a queue: fetchers write them to disk.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+#: Sentinel on the task queue: the fetcher thread that reads it exits.
+STOP = None
+
+#: Outcomes of a task, as reported in :attr:`TaskDone.outcome`.
+PAGE = "page"          # HTML fetched, converted to Markdown (status < 400)
+NON_HTML = "non_html"  # fetched, recorded without Markdown
+REDIRECT = "redirect"  # 3xx: recorded as a redirect to its target
+FAILED = "failed"      # HTTP >= 400, network error, redirect loop...: see TaskDone.error
+OUTCOMES = (PAGE, NON_HTML, REDIRECT, FAILED)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class FetchTask:
+    """One URL to fetch, already claimed (in flight) in the visited table.
+
+    Attributes:
+        url: normalized absolute URL.
+        depth: link distance from the seed (seed = 0); a redirect target keeps the
+            depth of the URL that redirected to it.
+        parent: the URL whose page (or redirect) led here; ``None`` for a seed.
+        redirect_chain: the URLs that redirected, in order, to reach ``url``
+            (empty unless ``url`` is a redirect target).
+    """
+
+    url: str
+    depth: int
+    parent: str | None = None
+    redirect_chain: tuple[str, ...] = ()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TaskStarted:
+    """A fetcher thread took ``url`` from the task queue (so a dead fetcher's work is known)."""
+
+    worker_id: int
+    url: str
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class TaskDone:
+    """The outcome of one :class:`FetchTask`; its record is already on disk.
+
+    Attributes:
+        worker_id: the fetcher process that ran it.
+        url: the task's URL.
+        outcome: one of :data:`OUTCOMES`.
+        status: HTTP status, or ``None`` when no response arrived.
+        error: short failure reason (``"http 404"``, ``"timeout"``, ``"redirect loop"``...)
+            when ``outcome`` is :data:`FAILED`, else ``None``.
+        body_bytes: bytes of body read (after content decoding).
+        discovered: new URLs this task won in the visited table, as tasks to schedule.
+    """
+
+    worker_id: int
+    url: str
+    outcome: str
+    status: int | None = None
+    error: str | None = None
+    body_bytes: int = 0
+    discovered: tuple[FetchTask, ...] = ()

@@ -1,0 +1,75 @@
+"""Counters of a crawl and psutil measurements of its whole process tree."""
+
+from __future__ import annotations
+
+import collections
+import os
+
+import psutil
+
+from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
+
+
+class ProcessTreeMonitor:
+    """Samples resident memory and CPU time of this process and all its descendants
+    (the manager and every fetcher).
+
+    ``sample()`` returns the current total RSS in bytes and updates :attr:`peak_rss_bytes`.
+    CPU seconds of processes that exited between samples are kept at their last reading.
+    """
+
+    def __init__(self, pid: int | None = None) -> None:
+        self.root = psutil.Process(pid or os.getpid())
+        self.peak_rss_bytes = 0
+        self._cpu_s: dict[int, float] = {}
+
+    def sample(self) -> int:
+        """Return total RSS (bytes) of the process tree now; track peak and CPU."""
+        total = 0
+        for proc in [self.root, *self.root.children(recursive=True)]:
+            try:
+                with proc.oneshot():
+                    total += proc.memory_info().rss
+                    times = proc.cpu_times()
+                self._cpu_s[proc.pid] = times.user + times.system
+            except psutil.Error:  # exited between listing and reading
+                continue
+        self.peak_rss_bytes = max(self.peak_rss_bytes, total)
+        return total
+
+    @property
+    def cpu_s(self) -> float:
+        """User + system CPU seconds of every process seen, as of the last sample."""
+        return sum(self._cpu_s.values())
+
+
+class CrawlCounters:
+    """What the dispatcher counts from :class:`crawler.messages.TaskDone` messages."""
+
+    def __init__(self) -> None:
+        self.outcomes: collections.Counter[str] = collections.Counter()
+        self.failed_by_reason: collections.Counter[str] = collections.Counter()
+        self.skipped_by_reason: collections.Counter[str] = collections.Counter()
+        self.body_bytes = 0
+
+    def add(self, done) -> None:
+        """Count one finished task."""
+        self.outcomes[done.outcome] += 1
+        self.body_bytes += done.body_bytes
+        if done.outcome == FAILED:
+            self.failed_by_reason[done.error or "unknown"] += 1
+
+    @property
+    def done(self) -> int:
+        """Tasks finished, whatever their outcome."""
+        return sum(self.outcomes.values())
+
+    @property
+    def visited(self) -> int:
+        """URLs that ended visited: pages, non-HTML files and redirects."""
+        return self.outcomes[PAGE] + self.outcomes[NON_HTML] + self.outcomes[REDIRECT]
+
+    @property
+    def failed(self) -> int:
+        """URLs that ended failed."""
+        return self.outcomes[FAILED]

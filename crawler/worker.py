@@ -1,0 +1,196 @@
+"""The fetcher process: task -> fetch -> extract -> claim -> convert -> store -> result.
+
+Each fetcher process runs ``threads`` threads that take :class:`FetchTask` messages from
+the shared bounded task queue. Threads overlap network waits; the parse and Markdown work
+of one process runs on one core, and N processes use N cores. Every thread builds its own
+:class:`crawler.fetch.HttpClient` (a ``requests.Session``); nothing but the queues, the
+visited-table proxy and the frozen config comes from the parent, so it works under every
+start method.
+
+For each task the fetcher writes the record (and its edges) itself, then settles the URL
+in the visited table and claims the page's in-scope links in the same round trip, and
+sends the dispatcher only the links it won.
+"""
+
+from __future__ import annotations
+
+import datetime
+import signal
+import threading
+
+import xxhash
+
+from crawler.decode import decode_html, is_html
+from crawler.extract import effective_base, extract, resolve_links
+from crawler.fetch import FetchError, HttpClient, Response
+from crawler.graph import LINK, REDIRECT as REDIRECT_EDGE
+from crawler.markdown import to_markdown
+from crawler.messages import (FAILED, NON_HTML, PAGE, REDIRECT, STOP, FetchTask, TaskDone,
+                              TaskStarted)
+from crawler.scope import Scope
+from crawler.store import RecordWriter
+from crawler.urlnorm import normalize
+
+
+def utc_now_iso() -> str:
+    """Current UTC time as ISO 8601 with milliseconds and a ``Z`` suffix."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def markdown_fingerprint(markdown: str) -> str:
+    """16 hex digits of the xxh3-64 hash of the Markdown's UTF-8 bytes."""
+    return xxhash.xxh3_64_hexdigest(markdown.encode("utf-8"))
+
+
+class PageProcessor:
+    """Runs one task to its outcome. Shared by the threads of one fetcher process.
+
+    Args:
+        worker_id: this fetcher's number.
+        config: the crawl's :class:`crawler.config.CrawlConfig`.
+        table: the visited table (a proxy, or a local table in tests).
+        writer: this process's :class:`crawler.store.RecordWriter`.
+    """
+
+    def __init__(self, worker_id: int, config, table, writer: RecordWriter) -> None:
+        self.worker_id = worker_id
+        self.config = config
+        self.table = table
+        self.writer = writer
+        self.scope = Scope.from_config(config)
+
+    def run(self, task: FetchTask, client: HttpClient) -> TaskDone:
+        """Fetch ``task.url`` and settle it; never raises for a bad page or server."""
+        try:
+            response = client.get(task.url)
+        except FetchError as exc:
+            return self._fail(task, exc.reason, None)
+        if response.location is not None:
+            return self._redirect(task, response)
+        if response.status >= 400:
+            return self._fail(task, f"http {response.status}", response)
+        if not is_html(response.content_type):
+            return self._finish(task, NON_HTML, response, {}, ())
+        return self._page(task, response)
+
+    def _record(self, task: FetchTask, response: Response | None, **fields) -> dict:
+        record = {
+            "url": task.url,
+            "final_url": task.url,
+            "status": response.status if response else None,
+            "content_type": response.content_type if response else None,
+            "depth": task.depth,
+            "parent": task.parent,
+            "redirect_chain": list(task.redirect_chain),
+            "title": None,
+            "markdown": None,
+            "fingerprint": None,
+            "fetched_at": utc_now_iso(),
+            "elapsed_ms": round(response.elapsed_ms, 1) if response else None,
+            "bytes": len(response.body) if response else 0,
+            "truncated": response.truncated if response else False,
+            "error": None,
+        }
+        record.update(fields)
+        return record
+
+    def _finish(self, task, outcome, response, fields, edges, claims=()) -> TaskDone:
+        """Write the record and edges, then settle the URL and claim ``claims`` (tasks)
+        in one visited-table round trip; return the result with the tasks won."""
+        record = self._record(task, response, **fields)
+        self.writer.write(record, edges)
+        state = "failed" if outcome == FAILED else "visited"
+        won = self.table.settle(task.url, state, [t.url for t in claims])
+        discovered = tuple(t for t, w in zip(claims, won) if w)
+        return TaskDone(self.worker_id, task.url, outcome,
+                        response.status if response else None, record["error"],
+                        record["bytes"], discovered)
+
+    def _fail(self, task, reason: str, response: Response | None) -> TaskDone:
+        return self._finish(task, FAILED, response, {"error": reason}, ())
+
+    def _redirect(self, task: FetchTask, response: Response) -> TaskDone:
+        target = normalize(response.location, task.url)
+        if target is None:
+            return self._fail(task, "bad redirect location", response)
+        chain = task.redirect_chain + (task.url,)
+        in_scope = target in self.scope
+        edges = [(task.url, target, REDIRECT_EDGE, in_scope)]
+        fields = {"final_url": target}
+        if target in chain:
+            return self._finish(task, FAILED, response, {**fields, "error": "redirect loop"}, edges)
+        if len(chain) > self.config.max_redirects:
+            return self._finish(task, FAILED, response,
+                                {**fields, "error": "too many redirects"}, edges)
+        claims = (FetchTask(target, task.depth, task.url, chain),) if in_scope else ()
+        return self._finish(task, REDIRECT, response, fields, edges, claims)
+
+    def _page(self, task: FetchTask, response: Response) -> TaskDone:
+        text, _encoding = decode_html(response.body, response.content_type)
+        page = extract(text)
+        base = effective_base(task.url, page)
+        links = resolve_links(task.url, page)
+        markdown = to_markdown(text, base)
+        edges, claims = [], []
+        depth = task.depth + 1
+        follow = self.config.max_depth is None or depth <= self.config.max_depth
+        for link in links:
+            in_scope = link in self.scope
+            edges.append((task.url, link, LINK, in_scope))
+            if in_scope and follow and link != task.url:
+                claims.append(FetchTask(link, depth, task.url))
+        fields = {"title": page.title, "markdown": markdown,
+                  "fingerprint": markdown_fingerprint(markdown)}
+        return self._finish(task, PAGE, response, fields, edges, claims)
+
+    def crash(self, task: FetchTask, exc: BaseException) -> TaskDone:
+        """Record an unexpected exception as a failure of ``task``; best effort."""
+        reason = f"internal error: {type(exc).__name__}"
+        try:
+            self.writer.write(self._record(task, None, error=f"{reason}: {exc}"), ())
+            if self.table.state(task.url) == "in_flight":
+                self.table.mark(task.url, "failed")
+        except Exception:  # the table itself may be what broke; the dispatcher notices
+            pass
+        return TaskDone(self.worker_id, task.url, FAILED, None, reason)
+
+
+def _thread_loop(processor: PageProcessor, tasks, results) -> None:
+    client = HttpClient.from_config(processor.config)
+    try:
+        while True:
+            task = tasks.get()
+            if task is STOP:
+                return
+            results.put(TaskStarted(processor.worker_id, task.url))
+            try:
+                done = processor.run(task, client)
+            except Exception as exc:  # a fetcher that raises never takes the crawl down
+                done = processor.crash(task, exc)
+            results.put(done)
+    finally:
+        client.close()
+
+
+def fetcher_main(worker_id: int, config, tasks, results, table) -> None:
+    """Entry point of a fetcher process (module level, so every start method can run it).
+
+    Args:
+        worker_id: fetcher number, names its output files.
+        config: the frozen :class:`crawler.config.CrawlConfig`.
+        tasks: the bounded task queue (:class:`FetchTask` or :data:`STOP`).
+        results: the result queue (:class:`TaskStarted`, :class:`TaskDone`).
+        table: proxy of the manager-hosted visited table.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the dispatcher owns Ctrl-C
+    writer = RecordWriter(config.out_dir, worker_id)
+    processor = PageProcessor(worker_id, config, table, writer)
+    threads = [threading.Thread(target=_thread_loop, args=(processor, tasks, results),
+                                name=f"fetcher-{worker_id}-{n}", daemon=True)
+               for n in range(config.threads)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    writer.close()

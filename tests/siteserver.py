@@ -1,0 +1,96 @@
+"""A test web server on 127.0.0.1 (port 0) that counts every request.
+
+It serves either a table of routes (path with query -> :class:`Route`) or a folder of
+files, or both (routes first). ``hits`` counts GET requests per raw request target
+(path plus query, as the client sent it).
+"""
+
+from __future__ import annotations
+
+import collections
+import http.server
+import mimetypes
+import os
+import threading
+import urllib.parse
+
+
+class Route:
+    """A canned response: status, headers and body (bytes or str, str sent as UTF-8)."""
+
+    def __init__(self, body=b"", status=200, headers=None, content_type="text/html; charset=utf-8"):
+        self.body = body.encode("utf-8") if isinstance(body, str) else body
+        self.status = status
+        self.headers = dict(headers or {})
+        if content_type is not None:
+            self.headers.setdefault("Content-Type", content_type)
+
+
+def redirect(location: str, status: int = 301) -> Route:
+    """A redirect route to ``location``."""
+    return Route(b"", status, {"Location": location}, content_type=None)
+
+
+class SiteServer:
+    """Threaded HTTP/1.1 server; use as a context manager. ``url(path)`` builds URLs."""
+
+    def __init__(self, routes=None, root: str | None = None) -> None:
+        self.routes = dict(routes or {})
+        self.root = root
+        self.hits: collections.Counter[str] = collections.Counter()
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args):  # keep test output clean
+                pass
+
+            def do_GET(self):
+                with server._lock:
+                    server.hits[self.path] += 1
+                route = server.lookup(self.path)
+                if route is None:
+                    route = Route("<h1>not found</h1>", 404)
+                self.send_response(route.status)
+                for name, value in route.headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(route.body)))
+                self.end_headers()
+                self.wfile.write(route.body)
+
+        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.port = self.httpd.server_address[1]
+        self.base = f"http://127.0.0.1:{self.port}"
+        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def lookup(self, target: str) -> Route | None:
+        """The route for a request target, else a file under ``root``, else None."""
+        if target in self.routes:
+            return self.routes[target]
+        if self.root is None:
+            return None
+        path = urllib.parse.unquote(urllib.parse.urlsplit(target).path)
+        full = os.path.realpath(os.path.join(self.root, path.lstrip("/")))
+        if os.path.isdir(full):
+            full = os.path.join(full, "index.html")
+        if not full.startswith(os.path.realpath(self.root)) or not os.path.isfile(full):
+            return None
+        ctype = mimetypes.guess_type(full)[0] or "application/octet-stream"
+        if ctype == "text/html":
+            ctype = "text/html; charset=utf-8"
+        with open(full, "rb") as f:
+            return Route(f.read(), 200, content_type=ctype)
+
+    def url(self, path: str = "/") -> str:
+        return self.base + path
+
+    def __enter__(self) -> "SiteServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
