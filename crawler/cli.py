@@ -51,9 +51,16 @@ def _positive_float(text: str) -> float:
     return value
 
 
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line: ``crawler: error: ...``, exit 2."""
+
+    def error(self, message: str):
+        self.exit(EXIT_ERROR, f"crawler: error: {message} (see --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser; ``--help`` lists every option with its default."""
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="python -m crawler",
         description="Crawl a website into one Markdown record per page, a link graph and a site tree.",
         formatter_class=argparse.ArgumentDefaultsHelpFormatter)

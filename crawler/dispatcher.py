@@ -1,4 +1,4 @@
-"""The dispatcher: the parent loop that owns the frontier and feeds the fetchers.
+r"""The dispatcher: the parent loop that owns the frontier and feeds the fetchers.
 
 Process topology::
 

@@ -1,0 +1,90 @@
+"""The command line: exit codes and one-line errors, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+
+import pytest
+
+from siteserver import Route, SiteServer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "crawler", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def assert_one_line_error(result: subprocess.CompletedProcess, fragment: str) -> None:
+    assert result.returncode == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("crawler: error: ") and fragment in lines[0], lines[0]
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("seed", ["not a url", "ftp://127.0.0.1/x", "http://", "/relative/path",
+                                  "http://127.0.0.1:99999/"])
+def test_invalid_seed_is_a_one_line_error(seed, tmp_path):
+    assert_one_line_error(run_cli(seed, "--out", str(tmp_path)), "invalid seed URL")
+
+
+@pytest.mark.parametrize("args, fragment", [
+    (["--workers", "0"], "--workers"),
+    (["--shards", "48"], "power of two"),
+    (["--max-pages", "x"], "--max-pages"),
+    (["--include", "("], "bad regex"),
+])
+def test_bad_option_is_a_one_line_error(args, fragment, tmp_path):
+    assert_one_line_error(run_cli("http://127.0.0.1:1/", "--out", str(tmp_path), *args), fragment)
+
+
+def test_unwritable_output_folder(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert_one_line_error(run_cli("http://127.0.0.1:1/", "--out", str(blocker / "out")),
+                          "cannot write to output folder")
+
+
+def test_unreachable_seed(tmp_path):
+    port = closed_port()
+    result = run_cli(f"http://127.0.0.1:{port}/", "--out", str(tmp_path / "out"), "--quiet")
+    assert_one_line_error(result, "unreachable (connection)")
+    with open(tmp_path / "out" / "summary.json", encoding="utf-8") as f:
+        summary = json.load(f)
+    assert summary["failed_by_reason"] == {"connection": 1} and summary["reconciled"]
+
+
+def test_successful_crawl_prints_summary_and_exits_zero(tmp_path):
+    with SiteServer({"/": Route('<title>T</title><a href="/x">x</a>'),
+                     "/x": Route("<p>x</p>")}) as server:
+        result = run_cli(server.url("/"), "--out", str(tmp_path / "out"), "--workers", "1",
+                         "--quiet")
+        hits = dict(server.hits)
+    assert result.returncode == 0, result.stderr
+    assert hits == {"/": 1, "/x": 1}
+    summary = json.loads(result.stdout.splitlines()[0])
+    assert (summary["pages"], summary["claimed"], summary["reconciled"]) == (2, 2, True)
+    assert result.stdout.splitlines()[1] == f"output: {tmp_path / 'out'}"
+
+
+def test_help_lists_every_option_with_default():
+    result = run_cli("--help")
+    assert result.returncode == 0
+    for option in ("--out", "--workers", "--threads", "--queue-size", "--max-depth", "--max-pages",
+                   "--allow-domain", "--include", "--exclude", "--connect-timeout",
+                   "--read-timeout", "--total-timeout", "--max-bytes", "--max-redirects",
+                   "--user-agent", "--shards", "--start-method", "--progress-interval", "--quiet"):
+        assert option in result.stdout
+    assert "(default: 64)" in result.stdout
