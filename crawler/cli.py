@@ -62,14 +62,13 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser; ``--help`` lists every option with its default."""
     p = _Parser(
         prog="python -m crawler",
-        description="Crawl a website into one Markdown record per page, a link graph and a site tree.",
-        formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        description="Crawl a website into one Markdown record per page, a link graph and a site tree.")
     p.add_argument("seeds", nargs="+", metavar="URL", help="seed URL(s), http or https")
-    p.add_argument("--out", default="crawl-out", help="output folder (created if missing)")
+    p.add_argument("--out", default="crawl-out", help="output folder, created if missing (default: %(default)s)")
     p.add_argument("--workers", type=_positive_int, default=default_workers(),
-                   help="fetcher processes (default: usable cores)")
+                   help="fetcher processes (default: usable cores, here %(default)s)")
     p.add_argument("--threads", type=_positive_int, default=DEFAULT_THREADS,
-                   help="threads per fetcher process, to overlap network waits")
+                   help="threads per fetcher process, to overlap network waits (default: %(default)s)")
     p.add_argument("--queue-size", type=_positive_int, default=None,
                    help="bound of the task queue (default: 2 x workers x threads)")
     p.add_argument("--max-depth", type=_non_negative_int, default=None,
@@ -77,27 +76,27 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-pages", type=_positive_int, default=None,
                    help="fetch exactly at most this many URLs (default: no limit)")
     p.add_argument("--allow-domain", action="append", default=[], metavar="HOST",
-                   help="also crawl this host; '.example.org' admits its subdomains (repeatable)")
+                   help="also crawl this host, on any port; '.example.org' admits its subdomains (repeatable; default: only the seeds' sites)")
     p.add_argument("--include", action="append", default=[], metavar="REGEX",
-                   help="crawl only URLs matching one of these regexes (repeatable)")
+                   help="crawl only URLs matching one of these regexes (repeatable; default: all)")
     p.add_argument("--exclude", action="append", default=[], metavar="REGEX",
-                   help="never crawl URLs matching this regex (repeatable)")
-    p.add_argument("--connect-timeout", type=_positive_float, default=10.0, help="seconds")
+                   help="never crawl URLs matching this regex (repeatable; default: none)")
+    p.add_argument("--connect-timeout", type=_positive_float, default=10.0, help="seconds to connect (default: %(default)s)")
     p.add_argument("--read-timeout", type=_positive_float, default=30.0,
-                   help="seconds without a byte before a fetch fails")
+                   help="seconds without a byte before a fetch fails (default: %(default)s)")
     p.add_argument("--total-timeout", type=_positive_float, default=120.0,
-                   help="wall-clock seconds for one fetch, body included")
+                   help="wall-clock seconds for one fetch, body included (default: %(default)s)")
     p.add_argument("--max-bytes", type=_positive_int, default=20 * 1024 * 1024,
-                   help="bodies are cut at this many bytes (recorded as truncated)")
+                   help="bodies are cut at this many bytes, recorded as truncated (default: %(default)s)")
     p.add_argument("--max-redirects", type=_positive_int, default=10,
-                   help="longest redirect chain followed")
-    p.add_argument("--user-agent", default="", help="User-Agent header (default: crawler/VERSION)")
+                   help="longest redirect chain followed (default: %(default)s)")
+    p.add_argument("--user-agent", default="", help="User-Agent header (default: crawler/VERSION with a project URL)")
     p.add_argument("--shards", type=_positive_int, default=DEFAULT_SHARDS,
-                   help="visited-table shards, a power of two")
+                   help="visited-table shards, a power of two (default: %(default)s)")
     p.add_argument("--start-method", choices=("fork", "spawn", "forkserver"), default=None,
                    help="multiprocessing start method (default: the platform's)")
     p.add_argument("--progress-interval", type=_positive_float, default=5.0,
-                   help="seconds between progress lines on stderr")
+                   help="seconds between progress lines on stderr (default: %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress lines, only errors")
     p.add_argument("--version", action="version", version=f"crawler {__version__}")
     return p

@@ -1,0 +1,111 @@
+"""Serve a documentation folder with nginx on 127.0.0.1, crawl it, and check the server log.
+
+Usage:
+    .venv/bin/python bench/docsite.py [--root /usr/share/doc/python3.11/html] [--workers 2]
+                                      [--threads 4] [--out DIR]
+
+Prints the crawl's summary, the requests nginx logged, and the paths requested more than
+once (there should be none). nginx (Debian package nginx or nginx-light) runs with one
+worker process and its own temporary config; it listens on 127.0.0.1 only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+NGINX_CONF = """
+daemon off;
+worker_processes 1;
+pid {tmp}/nginx.pid;
+error_log {tmp}/error.log;
+events {{ worker_connections 1024; }}
+http {{
+    include /etc/nginx/mime.types;
+    access_log {tmp}/access.log;
+    client_body_temp_path {tmp};
+    proxy_temp_path {tmp};
+    fastcgi_temp_path {tmp};
+    uwsgi_temp_path {tmp};
+    scgi_temp_path {tmp};
+    server {{
+        listen 127.0.0.1:{port};
+        root {root};
+        charset utf-8;
+    }}
+}}
+"""
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", default="/usr/share/doc/python3.11/html")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--out", default=None)
+    args = parser.parse_args()
+    if shutil.which("nginx") is None and not os.path.exists("/usr/sbin/nginx"):
+        print("docsite: nginx is not installed (apt-get install nginx-light)", file=sys.stderr)
+        return 2
+    tmp = tempfile.mkdtemp(prefix="crawler-nginx-")
+    port = free_port()
+    conf = os.path.join(tmp, "nginx.conf")
+    with open(conf, "w") as f:
+        f.write(NGINX_CONF.format(tmp=tmp, port=port, root=os.path.realpath(args.root)))
+    nginx = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-c", conf, "-p", tmp])
+    try:
+        for _ in range(100):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
+                break
+            except OSError:
+                time.sleep(0.05)
+        out = args.out or os.path.join(tmp, "out")
+        started = time.monotonic()
+        result = subprocess.run(
+            [sys.executable, "-m", "crawler", f"http://127.0.0.1:{port}/index.html", "--out", out,
+             "--workers", str(args.workers), "--threads", str(args.threads), "--quiet"],
+            capture_output=True, text=True)
+        wall = time.monotonic() - started
+        if result.returncode != 0:
+            print(result.stderr, file=sys.stderr)
+            return result.returncode
+    finally:
+        nginx.terminate()
+        nginx.wait(10)
+    requests = collections.Counter()
+    with open(os.path.join(tmp, "access.log")) as f:
+        for line in f:
+            requests[line.split('"')[1].split()[1]] += 1
+    with open(os.path.join(out, "summary.json")) as f:
+        summary = json.load(f)
+    twice = {path: n for path, n in requests.items() if n > 1}
+    print(json.dumps({
+        "root": args.root, "workers": args.workers, "threads": args.threads,
+        "pages": summary["pages"], "non_html": summary["non_html"], "failed": summary["failed"],
+        "failed_by_reason": summary["failed_by_reason"], "claimed": summary["claimed"],
+        "reconciled": summary["reconciled"], "crawl_wall_s": summary["wall_s"],
+        "command_wall_s": round(wall, 2), "pages_per_s": summary["pages_per_s"],
+        "cpu_s": summary["cpu_s"], "peak_rss_mib": round(summary["peak_rss_bytes"] / 2**20, 1),
+        "server_requests": sum(requests.values()), "distinct_paths": len(requests),
+        "paths_requested_twice": twice, "output": out,
+    }, indent=2))
+    return 0 if not twice and summary["reconciled"] else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

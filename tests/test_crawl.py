@@ -1,0 +1,200 @@
+"""End-to-end crawls of generated sites with known graphs, on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from crawlutil import read_edges, run_crawl
+from siteserver import Route, SiteServer, redirect
+
+START_METHODS = ("fork", "spawn", "forkserver")
+
+
+def page(title: str, *hrefs: str, head: str = "", body: str = "") -> Route:
+    links = "".join(f'<li><a href="{h}">{h}</a></li>' for h in hrefs)
+    return Route(f"<html><head><title>{title}</title>{head}</head>"
+                 f"<body><h1>{title}</h1>{body}<ul>{links}</ul></body></html>")
+
+
+def known_site(server: SiteServer) -> None:
+    """A site whose every link spelling, redirect and failure is known in advance."""
+    port = server.port
+    server.routes.update({
+        "/": page("Home",
+                  "a.html", "a.html#section", f"http://127.0.0.1:{port}/./c/../a.html",
+                  "HTTP://127.0.0.1:%d/a.html" % port,
+                  "b.html?y=2&x=1", "b.html?x=1&y=2",
+                  "/dead.html", "/old", "/old2", "/docs", "/loop1", "/file.pdf", "/sub/",
+                  "http://external.invalid/x", "http://127.0.0.1:80/x",
+                  "mailto:someone@example.org", "javascript:void(0)"),
+        "/a.html": Route("<html><head><title>Page A</title></head><body><h1>A</h1>"
+                         "<p>Back <a href=\"/\">home</a> or to <a href=\"b.html?x=1&amp;y=2\">B</a>.</p>"
+                         "<script>var secret = 1;</script><style>p {color: red}</style>"
+                         "</body></html>"),
+        "/b.html?x=1&y=2": page("B", "/sub/page.html", "/"),
+        "/old": redirect("/a.html", 301),
+        "/old2": redirect(f"http://127.0.0.1:{port}/a.html", 302),
+        "/docs": redirect("/docs/", 301),
+        "/docs/": page("Docs", "/docs", "../a.html"),
+        "/loop1": redirect("/loop2", 302),
+        "/loop2": redirect("/loop1", 302),
+        "/file.pdf": Route(b"%PDF-1.4 fake", content_type="application/pdf"),
+        "/sub/": page("Sub", "leaf.html", head='<base href="/sub/deeper/">'),
+        "/sub/deeper/leaf.html": page("Leaf", "../../a.html", "../../sub/"),
+        "/sub/page.html": page("Sub page", "./", "page.html"),
+    })
+
+
+EXPECTED_OUTCOMES = {
+    "/": ("page", 200, None),
+    "/a.html": ("page", 200, None),
+    "/b.html?x=1&y=2": ("page", 200, None),
+    "/dead.html": ("failed", 404, "http 404"),
+    "/old": ("redirect", 301, None),
+    "/old2": ("redirect", 302, None),
+    "/docs": ("redirect", 301, None),
+    "/docs/": ("page", 200, None),
+    "/loop1": ("redirect", 302, None),
+    "/loop2": ("failed", 302, "redirect loop"),
+    "/file.pdf": ("non_html", 200, None),
+    "/sub/": ("page", 200, None),
+    "/sub/deeper/leaf.html": ("page", 200, None),
+    "/sub/page.html": ("page", 200, None),
+}
+
+
+def outcome_of(record: dict) -> str:
+    if record["error"]:
+        return "failed"
+    if record["final_url"] != record["url"]:
+        return "redirect"
+    return "page" if record["markdown"] is not None else "non_html"
+
+
+@pytest.mark.parametrize("start_method", START_METHODS)
+def test_known_graph_exact_pages_and_one_get_each(tmp_path, start_method):
+    with SiteServer() as server:
+        known_site(server)
+        summary, records = run_crawl(tmp_path, server.url("/"), start_method=start_method)
+        hits = dict(server.hits)
+    base = server.url("")
+    assert {url: (outcome_of(r), r["status"], r["error"]) for url, r in records.items()} == {
+        base + path: outcome for path, outcome in EXPECTED_OUTCOMES.items()}
+    assert hits == {path: 1 for path in EXPECTED_OUTCOMES}
+    assert summary["claimed"] == 14 and summary["reconciled"] is True
+    assert (summary["visited"], summary["failed"], summary["skipped"]) == (12, 2, 0)
+    assert (summary["pages"], summary["redirects"], summary["non_html"]) == (7, 4, 1)
+    assert summary["failed_by_reason"] == {"http 404": 1, "redirect loop": 1}
+    assert summary["start_method"] == start_method
+
+    # redirects: final URL normalized and claimed; two URLs redirecting to one page, one page
+    assert records[base + "/old"]["final_url"] == base + "/a.html"
+    assert records[base + "/old2"]["final_url"] == base + "/a.html"
+    assert records[base + "/docs"]["final_url"] == base + "/docs/"
+    assert records[base + "/loop2"]["redirect_chain"] == [base + "/loop1"]
+    # depth and parent: a redirect target keeps the redirecting URL's depth
+    assert (records[base + "/docs/"]["depth"], records[base + "/docs/"]["parent"]) == (1, base + "/docs")
+    assert records[base + "/sub/deeper/leaf.html"]["depth"] == 2
+    assert records[base + "/sub/deeper/leaf.html"]["parent"] == base + "/sub/"
+
+    a = records[base + "/a.html"]
+    assert a["title"] == "Page A"
+    assert a["markdown"] == f"# A\n\nBack [home]({base}/) or to [B]({base}/b.html?x=1&y=2)."
+    assert len(a["fingerprint"]) == 16 and a["content_type"] == "text/html; charset=utf-8"
+    assert a["fetched_at"].endswith("Z") and a["elapsed_ms"] >= 0
+
+    edges = read_edges(str(tmp_path / "out"))
+    assert (base + "/", "http://external.invalid/x", "link", "0") in edges
+    assert (base + "/", "http://127.0.0.1/x", "link", "0") in edges  # :80 dropped: other site
+    assert (base + "/docs", base + "/docs/", "redirect", "1") in edges
+    assert (base + "/a.html", base + "/", "link", "1") in edges  # a cycle, kept
+    assert not any(t.startswith(("mailto:", "javascript:")) for _, t, _, _ in edges)
+
+    with open(tmp_path / "out" / "tree.txt", encoding="utf-8") as f:
+        tree = f.read().splitlines()
+    assert sorted(line.strip() for line in tree) == sorted(records)
+    assert tree[0] == base + "/"
+
+
+def test_every_page_links_to_every_other_page_eight_fetchers(tmp_path):
+    count = 60
+    with SiteServer() as server:
+        server.routes.update({f"/p{i}.html": page(f"P{i}", *(f"/p{j}.html" for j in range(count)))
+                              for i in range(count)})
+        summary, records = run_crawl(tmp_path, server.url("/p0.html"), workers=8, threads=2)
+        hits = dict(server.hits)
+    assert hits == {f"/p{i}.html": 1 for i in range(count)}
+    assert sorted(records) == sorted(server.url(f"/p{i}.html") for i in range(count))
+    assert summary["pages"] == count and summary["claimed"] == count and summary["reconciled"]
+
+
+def chain_site(server: SiteServer, length: int) -> None:
+    """Pages /0 .. /length-1, each linking to the next two."""
+    server.routes.update({f"/{i}": page(str(i), f"/{i + 1}", f"/{i + 2}") for i in range(length)})
+
+
+def test_max_pages_is_exact_and_the_rest_is_skipped(tmp_path):
+    with SiteServer() as server:
+        chain_site(server, 40)
+        summary, records = run_crawl(tmp_path, server.url("/0"), max_pages=5, workers=2, threads=4)
+        hits = dict(server.hits)
+    assert len(records) == 5 and sum(hits.values()) == 5 and set(hits.values()) == {1}
+    assert summary["skipped"] >= 1 and summary["skipped_by_reason"] == {"max-pages": summary["skipped"]}
+    assert summary["claimed"] == 5 + summary["skipped"] and summary["reconciled"]
+    with open(tmp_path / "out" / "skipped.tsv", encoding="utf-8") as f:
+        header, *rows = f.read().splitlines()
+    assert header == "url\tdepth\tparent\treason" and len(rows) == summary["skipped"]
+    assert {row.split("\t")[0] for row in rows}.isdisjoint(records)
+
+
+def test_max_depth_limits_link_distance(tmp_path):
+    with SiteServer() as server:
+        chain_site(server, 20)
+        summary, records = run_crawl(tmp_path, server.url("/0"), max_depth=2)
+        hits = dict(server.hits)
+    # depth 0: /0; depth 1: /1 /2; depth 2: /3 /4 (via /2 and /3 ... /3 is depth 2 via /1)
+    assert sorted(hits) == ["/0", "/1", "/2", "/3", "/4"]
+    assert {r["depth"] for r in records.values()} == {0, 1, 2}
+    assert summary["pages"] == 5 and summary["skipped"] == 0 and summary["reconciled"]
+
+
+def test_a_page_that_breaks_nothing_else(tmp_path):
+    """Malformed HTML, an empty 200, binary bytes as text/html: recorded, crawl goes on."""
+    with SiteServer() as server:
+        server.routes.update({
+            "/": page("Home", "/broken", "/empty", "/binary", "/ok"),
+            "/broken": Route("<html><body><p>unclosed <b>bold <a href='/ok'>ok<table><tr><td>x"),
+            "/empty": Route(""),
+            "/binary": Route(bytes(range(256)) * 4),
+            "/ok": page("OK"),
+        })
+        summary, records = run_crawl(tmp_path, server.url("/"))
+        hits = dict(server.hits)
+    assert hits == {"/": 1, "/broken": 1, "/empty": 1, "/binary": 1, "/ok": 1}
+    assert summary["pages"] == 5 and summary["failed"] == 0
+    assert records[server.url("/broken")]["markdown"].startswith("unclosed **bold")
+    assert records[server.url("/empty")]["markdown"] == ""
+
+
+@pytest.mark.skipif(not os.path.isdir("/usr/share/doc/python-flask-doc/html"),
+                    reason="Debian's python-flask-doc is not installed (.ci/run installs it)")
+def test_flask_doc_real_site(tmp_path):
+    from reachable import reachable_html_pages
+
+    root = "/usr/share/doc/python-flask-doc/html"
+    expected = reachable_html_pages(root, "index.html")
+    with SiteServer(root=root) as server:
+        summary, records = run_crawl(tmp_path, server.url("/index.html"), workers=2, threads=4)
+        hits = dict(server.hits)
+    pages = {url for url, r in records.items() if r["markdown"] is not None and not r["error"]}
+    assert {server_path(url, server) for url in pages} == expected
+    assert all(records[url]["markdown"].strip() for url in pages)
+    assert set(hits.values()) == {1}
+    assert summary["reconciled"] and summary["pages"] == len(expected)
+
+
+def server_path(url: str, server: SiteServer) -> str:
+    import urllib.parse
+    return urllib.parse.unquote(urllib.parse.urlsplit(url).path).lstrip("/")
