@@ -38,11 +38,13 @@ class SiteServer:
         self.routes = dict(routes or {})
         self.root = root
         self.hits: collections.Counter[str] = collections.Counter()
+        self.clients: set[tuple[str, int]] = set()  # distinct client sockets (keep-alive check)
         self._lock = threading.Lock()
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # no 40 ms Nagle/delayed-ACK stall per response
 
             def log_message(self, *args):  # keep test output clean
                 pass
@@ -50,6 +52,7 @@ class SiteServer:
             def do_GET(self):
                 with server._lock:
                     server.hits[self.path] += 1
+                    server.clients.add(self.client_address)
                 route = server.lookup(self.path)
                 if route is None:
                     route = Route("<h1>not found</h1>", 404)
