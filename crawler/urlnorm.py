@@ -1,0 +1,343 @@
+"""URL normalization: one canonical absolute http(s) string per resource.
+
+Pure (no I/O, no mutable module state), idempotent, and total on ``str``: bad input
+gives ``None``, never an exception. :func:`normalize` is the entry point; every
+transform is a small public function citing its standard. Sources: RFC 3986 (URI
+syntax, §5 reference resolution, §6 normalization) and the WHATWG URL Standard
+(https://url.spec.whatwg.org/) where browsers deviate from RFC 3986.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Callable, NamedTuple
+from urllib.parse import unquote
+
+import idna
+import xxhash
+
+SCHEMES_KEPT = ("http", "https")
+DEFAULT_PORTS = {"http": 80, "https": 443}
+
+_C0_AND_SPACE = "".join(chr(i) for i in range(0x21))
+_TAB_NEWLINE = re.compile("[\t\n\r]")
+# RFC 3986 Appendix B; groups 2 scheme, 4 authority, 5 path, 7 query, 9 fragment.
+_SPLIT = re.compile(r"^(([^:/?#]+):)?(//([^/?#]*))?([^?#]*)(\?([^#]*))?(#(.*))?$", re.S)
+_SPLIT_RELATIVE = re.compile(r"^()()(//([^/?#]*))?([^?#]*)(\?([^#]*))?(#(.*))?$", re.S)
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*")
+_PORT = re.compile(r"[0-9]*")
+_ESCAPE_OR_CHAR = re.compile(r"%[0-9A-Fa-f]{2}|.", re.S)
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+_SUB_DELIMS = frozenset("!$&'()*+,;=")
+USERINFO_SAFE = _UNRESERVED | _SUB_DELIMS | {":"}
+PATH_SAFE = USERINFO_SAFE | {"@", "/"}  # pchar / "/"  (RFC 3986 §3.3)
+QUERY_SAFE = PATH_SAFE | {"?"}  # pchar / "/" / "?"  (RFC 3986 §3.4)
+# WHATWG "forbidden domain code point" (C0, space, DEL and these delimiters).
+_FORBIDDEN_HOST = frozenset(_C0_AND_SPACE + "\x7f#%/:<>?@[\\]^|")
+
+
+class Parts(NamedTuple):
+    """The five RFC 3986 components; ``None`` means absent, ``''`` means present but empty."""
+
+    scheme: str | None
+    authority: str | None
+    path: str
+    query: str | None
+    fragment: str | None
+
+
+def split_reference(ref: str) -> Parts:
+    """Split a URI reference with the RFC 3986 Appendix B regex.
+
+    Unlike ``urllib.parse.urlsplit`` an absent query (``None``) differs from an empty
+    one (``''``). A "scheme" that is not ``ALPHA *( ALPHA / DIGIT / "+" / "-" / "." )``
+    (RFC 3986 §3.1) is not a scheme: the reference is then relative (as in WHATWG).
+    """
+    m = _SPLIT.match(ref)
+    assert m is not None  # every group is optional: the regex matches any string
+    scheme = m.group(2)
+    if scheme is not None and not _SCHEME.fullmatch(scheme):
+        m = _SPLIT_RELATIVE.match(ref)
+        scheme = None
+    return Parts(scheme, m.group(4), m.group(5), m.group(7), m.group(9))
+
+
+def unsplit(parts: Parts) -> str:
+    """Recompose components into a URI string (RFC 3986 §5.3)."""
+    scheme, authority, path, query, fragment = parts
+    return "".join(("" if scheme is None else scheme + ":", "" if authority is None else "//" + authority,
+                    path, "" if query is None else "?" + query, "" if fragment is None else "#" + fragment))
+
+
+def clean_reference(href: str) -> str:
+    """Step 1: clean an href as found in a page (WHATWG URL parsing, basic URL parser).
+
+    Strips leading/trailing C0 controls and spaces, removes every ASCII tab, CR and LF,
+    and turns backslashes before the query/fragment into '/' (WHATWG treats ``\\`` as
+    ``/`` for special schemes). Returns the cleaned reference string.
+    """
+    href = _TAB_NEWLINE.sub("", href.strip(_C0_AND_SPACE))
+    m = re.search(r"[?#]", href)
+    cut = m.start() if m else len(href)
+    return href[:cut].replace("\\", "/") + href[cut:]
+
+
+def remove_dot_segments(path: str) -> str:
+    """RFC 3986 §5.2.4 remove_dot_segments, linear time; surplus '..' stops at the root.
+
+    ``'/a/b/c/./../../g'`` -> ``'/a/g'``; ``'/../x'`` -> ``'/x'``; ``'/a/..'`` -> ``'/'``.
+    """
+    out: list[str] = []
+    i, n = 0, len(path)
+    while i < n:
+        if path.startswith("../", i):
+            i += 3
+        elif path.startswith("./", i) or path.startswith("/./", i):
+            i += 2
+        elif path.startswith("/../", i):
+            i += 3
+            del out[-1:]
+        elif i + 2 == n and path.startswith("/.", i):
+            out.append("/")
+            break
+        elif i + 3 == n and path.startswith("/..", i):
+            out[-1:] = ["/"]
+            break
+        elif n - i <= 2 and path.startswith("." * (n - i), i):
+            break  # a final "." or ".."
+        else:
+            j = path.find("/", i + 1) % (n + 1)  # -1 (no more '/') -> n
+            out.append(path[i:j])
+            i = j
+    return "".join(out)
+
+
+def _special_slashes(ref: str, base: Parts | None) -> str:
+    """WHATWG leniency for http(s): any run of slashes introduces the authority.
+
+    ``http:host/p`` and ``http:///host/p`` (no base of that scheme) mean
+    ``http://host/p``; ``http:p`` with an http base is relative (RFC 3986 §5.2.2
+    non-strict parser); ``///host/p`` against an http(s) base means ``//host/p``.
+    """
+    m = _SPLIT.match(ref)
+    scheme = m.group(2) if m else None
+    if scheme is not None and _SCHEME.fullmatch(scheme) and scheme.lower() in SCHEMES_KEPT:
+        rest = ref[len(scheme) + 1:]
+        if base is not None and base.scheme == scheme.lower() and not rest.startswith("//"):
+            return rest
+        return scheme + "://" + rest.lstrip("/")
+    if (scheme is None and ref.startswith("//") and base is not None
+            and base.scheme in SCHEMES_KEPT):
+        return "//" + ref.lstrip("/")
+    return ref
+
+
+def _resolve_parts(ref: str, base: str | None) -> Parts | None:
+    """RFC 3986 §5.2.2 on components; ``None`` if ``ref`` is relative and no base."""
+    b = None if base is None else _resolve_parts(clean_reference(base), None)
+    b = None if b is None or b.scheme is None else b._replace(scheme=b.scheme.lower())
+    r = split_reference(_special_slashes(ref, b))
+    if r.scheme is not None:
+        return r._replace(path=remove_dot_segments(r.path))
+    if b is None:
+        return None
+    if r.authority is not None:
+        return Parts(b.scheme, r.authority, remove_dot_segments(r.path), r.query, r.fragment)
+    if r.path == "":
+        path, query = b.path, (b.query if r.query is None else r.query)
+    elif r.path.startswith("/"):
+        path, query = remove_dot_segments(r.path), r.query
+    else:
+        merged = ("/" + r.path if b.authority is not None and b.path == ""
+                  else b.path[: b.path.rfind("/") + 1] + r.path)
+        path, query = remove_dot_segments(merged), r.query
+    return Parts(b.scheme, b.authority, path, query, r.fragment)
+
+
+def resolve(ref: str, base: str | None) -> str | None:
+    """Step 2: resolve ``ref`` against absolute ``base`` (RFC 3986 §5.2.2 and §5.2.4).
+
+    ``'?'`` gives the base path with an empty query and ``''``/``'#f'`` the base
+    document (``urljoin`` gets both wrong); ``'//h/p'`` takes the base's scheme.
+    ``base`` is itself resolved without a base first. Returns the target URI string,
+    or ``None`` if ``ref`` is relative and there is no usable base.
+    """
+    parts = _resolve_parts(ref, base)
+    return None if parts is None else unsplit(parts)
+
+
+def normalize_percent_encoding(text: str, safe: frozenset[str]) -> str:
+    """RFC 3986 §6.2.2.1-2: canonical percent-encoding of one component.
+
+    Escape hex is uppercased; escapes of unreserved characters are decoded (``%7E`` ->
+    ``~``, but ``%2F``, ``%23``, ``%25`` stay); every character not in ``safe`` is
+    percent-encoded as UTF-8 (a '%' not starting an escape becomes ``%25``).
+    """
+    out = []
+    for tok in _ESCAPE_OR_CHAR.findall(text):
+        if len(tok) == 3:
+            ch = chr(int(tok[1:], 16))
+            out.append(ch if ch in _UNRESERVED else tok.upper())
+        elif tok in safe:
+            out.append(tok)
+        else:
+            out.extend("%%%02X" % b for b in tok.encode("utf-8", "surrogatepass"))
+    return "".join(out)
+
+
+def normalize_scheme(scheme: str | None) -> str | None:
+    """Step 3: lowercase the scheme (RFC 3986 §6.2.2.1); ``None`` unless http/https."""
+    scheme = (scheme or "").lower()
+    return scheme if scheme in SCHEMES_KEPT else None
+
+
+def normalize_host(host: str) -> str | None:
+    """Step 4: canonical host (RFC 3986 §3.2.2, §6.2.2.1; WHATWG host parser; UTS #46).
+
+    IPv6 literals are validated and written compressed, lowercase. Other hosts are
+    percent-decoded, lowercased and IDNA-encoded (``idna.encode(host, uts46=True)``);
+    an ASCII host that IDNA rejects (e.g. ``a_b.com``) is kept lowercased, a non-ASCII
+    one gives ``None``. Empty or forbidden characters give ``None``.
+    """
+    if host.startswith("[") and host.endswith("]"):
+        try:  # "%" would be a zone identifier: the WHATWG IPv6 parser has none
+            return None if "%" in host else "[" + ipaddress.IPv6Address(host[1:-1]).compressed + "]"
+        except ValueError:
+            return None
+    try:
+        host = unquote(host, errors="strict") if "%" in host else host
+    except UnicodeDecodeError:
+        return None
+    if not host or _FORBIDDEN_HOST.intersection(host):
+        return None
+    lowered = host.lower() if host.isascii() else None
+    try:
+        encoded = idna.encode(lowered or host, uts46=True).decode("ascii")
+    except (UnicodeError, ValueError):
+        return lowered
+    return None if not encoded or _FORBIDDEN_HOST.intersection(encoded) else encoded
+
+
+def normalize_port(port: str | None, scheme: str) -> str | None:
+    """Step 5: canonical port (RFC 3986 §3.2.3, §6.2.3; WHATWG port state).
+
+    Returns ``''`` when the port is to be omitted (absent, empty, or the scheme's
+    default from :data:`DEFAULT_PORTS`), the decimal port otherwise (``'08080'`` ->
+    ``'8080'``), or ``None`` if it is not digits or exceeds 65535.
+    """
+    if not port:
+        return ""
+    if not _PORT.fullmatch(port) or int(port) > 65535:
+        return None
+    return "" if int(port) == DEFAULT_PORTS.get(scheme) else str(int(port))
+
+
+def normalize_userinfo(userinfo: str | None) -> str | None:
+    """Userinfo keeps its case (RFC 3986 §6.2.2.1: only scheme and host are case-
+    insensitive); only its percent-encoding is normalized. ``''`` becomes ``None``."""
+    return normalize_percent_encoding(userinfo, USERINFO_SAFE) if userinfo else None
+
+
+def normalize_authority(authority: str | None, scheme: str) -> str | None:
+    """Steps 4-5 on ``[userinfo@]host[:port]`` (RFC 3986 §3.2); ``None`` if invalid."""
+    if authority is None:
+        return None
+    userinfo, _, hostport = authority.rpartition("@")
+    if hostport.startswith("["):
+        end = hostport.find("]") + 1
+        host, rest = hostport[:end], hostport[end:]
+        if not end or (rest and not rest.startswith(":")):
+            return None
+        port = rest[1:] if rest else None
+    else:
+        host, _, port = hostport.partition(":")
+    host, port = normalize_host(host), normalize_port(port, scheme)
+    if host is None or port is None:
+        return None
+    userinfo = normalize_userinfo(userinfo)
+    return ("" if userinfo is None else userinfo + "@") + host + (port and ":" + port)
+
+
+def normalize_path(path: str) -> str:
+    """Step 6: canonical path (RFC 3986 §6.2.2.1-3, §6.2.3).
+
+    Percent-encoding normalization with :data:`PATH_SAFE`, then dot segments removed
+    again (``%2E`` decodes to '.'); empty becomes ``'/'``. Case and trailing slash kept.
+    """
+    return remove_dot_segments(normalize_percent_encoding(path, PATH_SAFE)) or "/"
+
+
+def sort_query(query: str) -> str:
+    """Stable sort of '&'-separated items by key (text before the first '=').
+
+    Repeated keys keep their value order; bare items (``2172``), empty values
+    (``flag=``) and '+' are kept as written. Not ``parse_qsl`` (it drops bare items).
+    """
+    return "&".join(sorted(query.split("&"), key=lambda item: item.partition("=")[0]))
+
+
+def normalize_query(query: str | None) -> str | None:
+    """Step 7: percent-encoding normalization (:data:`QUERY_SAFE`, RFC 3986 §3.4,
+    §6.2.2) then :func:`sort_query`. Absent stays ``None``; empty stays ``''``."""
+    return None if query is None else sort_query(normalize_percent_encoding(query, QUERY_SAFE))
+
+
+def _step_scheme(p: Parts) -> Parts | None:
+    scheme = normalize_scheme(p.scheme)
+    return None if scheme is None else p._replace(scheme=scheme)
+
+
+def _step_authority(p: Parts) -> Parts | None:
+    authority = normalize_authority(p.authority, p.scheme or "")
+    return None if authority is None else p._replace(authority=authority)
+
+
+def _step_path(p: Parts) -> Parts:
+    return p._replace(path=normalize_path(p.path))
+
+
+def _step_query(p: Parts) -> Parts:
+    return p._replace(query=normalize_query(p.query))
+
+
+def _step_fragment(p: Parts) -> Parts:
+    """Step 8: the fragment is client-side only (RFC 3986 §3.5): removed."""
+    return p._replace(fragment=None)
+
+
+#: Steps 3-8 of :func:`normalize`, applied in order to the resolved components.
+PIPELINE: tuple[Callable[[Parts], Parts | None], ...] = (_step_scheme, _step_authority, _step_path, _step_query, _step_fragment)
+
+
+def normalize(url: str, base: str | None = None) -> str | None:
+    """Canonical absolute http(s) URL for href ``url`` found on page ``base``, or None.
+
+    1. :func:`clean_reference`: strip C0/space, drop tab/CR/LF, ``\\`` -> ``/``.
+    2. :func:`resolve`: RFC 3986 §5.2 resolution against ``base`` (dot segments removed).
+    3. :func:`normalize_scheme`: lowercase; anything but http/https -> None.
+    4. :func:`normalize_host`: lowercase + IDNA (UTS #46); userinfo kept as written.
+    5. :func:`normalize_port`: default port and empty port dropped; invalid -> None.
+    6. :func:`normalize_path`: percent-encoding normalized; empty -> '/'.
+    7. :func:`normalize_query`: percent-encoding normalized, items stably sorted by key.
+    8. fragment removed.
+
+    Steps 3-8 are :data:`PIPELINE`. Never raises; ``normalize(normalize(x)) == normalize(x)``.
+    """
+    if not isinstance(url, str) or not isinstance(base, (str, type(None))):
+        return None
+    parts = _resolve_parts(clean_reference(url), base)
+    for step in PIPELINE:
+        if parts is None:
+            return None
+        parts = step(parts)
+    return None if parts is None else unsplit(parts)
+
+
+def fingerprint(url: str) -> int:
+    """64-bit visited-table key of a normalized URL: ``xxh3_64`` of its UTF-8 bytes.
+
+    Returns an int in ``[0, 2**64)``; equal URLs give equal keys. Call it on the
+    output of :func:`normalize` (always ASCII), never on a raw href.
+    """
+    return xxhash.xxh3_64_intdigest(url.encode("utf-8", "surrogatepass"))
