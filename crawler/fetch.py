@@ -9,10 +9,15 @@ so the fetcher can normalize and claim the target like any other link (RFC 9110 
 from __future__ import annotations
 
 import dataclasses
+import socket
+import threading
 import time
 
 import requests
 import urllib3
+from requests.adapters import HTTPAdapter
+from urllib3.connection import HTTPConnection, HTTPSConnection
+from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from crawler import __version__
 from crawler.errors import CrawlerError
@@ -23,6 +28,81 @@ DEFAULT_USER_AGENT = f"crawler/{__version__} (+https://pypi.org/project/crawler/
 REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 #: Bytes asked of the socket per read; read1 returns as soon as any data arrived.
 READ_CHUNK_BYTES = 64 * 1024
+
+
+class _Deadline:
+    """The wall-clock limit of one GET. When it expires it shuts the request's socket
+    down, which wakes a read blocked in the headers or the body of a trickling server
+    (a read timeout alone restarts with every byte that arrives)."""
+
+    def __init__(self) -> None:
+        self.sock: socket.socket | None = None
+        self.expired = False
+        self._lock = threading.Lock()
+
+    def attach(self, sock: socket.socket | None) -> None:
+        """Watch ``sock``; shut it down at once if the deadline already passed."""
+        with self._lock:
+            self.sock = sock
+            expired = self.expired
+        if expired:
+            self._shutdown(sock)
+
+    def expire(self) -> None:
+        """Timer callback: mark expired and shut the socket down."""
+        with self._lock:
+            self.expired = True
+            sock = self.sock
+        self._shutdown(sock)
+
+    @staticmethod
+    def _shutdown(sock: socket.socket | None) -> None:
+        if sock is not None:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:  # already closed
+                pass
+
+
+#: The deadline of the GET running in this thread (each HttpClient is used by one thread).
+_ACTIVE = threading.local()
+
+
+class _WatchedConnectionMixin:
+    """Hands the connection's socket to the running request's :class:`_Deadline` once the
+    request is sent, before urllib3 starts reading the status line and headers."""
+
+    def request(self, *args, **kwargs):
+        result = super().request(*args, **kwargs)
+        deadline = getattr(_ACTIVE, "deadline", None)
+        if deadline is not None:
+            deadline.attach(self.sock)
+        return result
+
+
+class _WatchedHTTPConnection(_WatchedConnectionMixin, HTTPConnection):
+    pass
+
+
+class _WatchedHTTPSConnection(_WatchedConnectionMixin, HTTPSConnection):
+    pass
+
+
+class _WatchedHTTPPool(HTTPConnectionPool):
+    ConnectionCls = _WatchedHTTPConnection
+
+
+class _WatchedHTTPSPool(HTTPSConnectionPool):
+    ConnectionCls = _WatchedHTTPSConnection
+
+
+class _WatchedAdapter(HTTPAdapter):
+    """requests adapter whose pools use the watched connection classes."""
+
+    def init_poolmanager(self, *args, **kwargs):
+        super().init_poolmanager(*args, **kwargs)
+        self.poolmanager.pool_classes_by_scheme = {"http": _WatchedHTTPPool,
+                                                   "https": _WatchedHTTPSPool}
 
 
 class FetchError(CrawlerError):
@@ -77,6 +157,8 @@ class HttpClient:
                  read_timeout_s: float = 30.0, total_timeout_s: float = 120.0,
                  max_body_bytes: int = 20 * 1024 * 1024) -> None:
         self.session = requests.Session()
+        for prefix in ("http://", "https://"):
+            self.session.mount(prefix, _WatchedAdapter())
         self.session.headers["User-Agent"] = user_agent or DEFAULT_USER_AGENT
         self.session.headers["Accept"] = "text/html,application/xhtml+xml,*/*;q=0.8"
         self.timeout = (connect_timeout_s, read_timeout_s)
@@ -96,6 +178,23 @@ class HttpClient:
             FetchError: no complete response (see :attr:`FetchError.reason`).
         """
         started = time.monotonic()
+        deadline = _Deadline()
+        timer = threading.Timer(self.total_timeout_s, deadline.expire)
+        timer.daemon = True
+        _ACTIVE.deadline = deadline
+        timer.start()
+        try:
+            return self._get(url, started)
+        except FetchError as exc:
+            if deadline.expired and exc.reason != "timeout":
+                raise FetchError("timeout", f"no complete response after {self.total_timeout_s:g} s") from exc
+            raise
+        finally:
+            timer.cancel()
+            _ACTIVE.deadline = None
+
+    def _get(self, url: str, started: float) -> Response:
+        """:meth:`get` without the watchdog; translates every foreign exception."""
         try:
             with self.session.get(url, stream=True, allow_redirects=False,
                                   timeout=self.timeout) as resp:
@@ -141,9 +240,18 @@ class HttpClient:
             chunks.append(chunk)
             size += len(chunk)
             if size >= self.max_body_bytes:
-                return b"".join(chunks)[: self.max_body_bytes], size > self.max_body_bytes or bool(
-                    raw.read1(1, decode_content=True))
+                body = b"".join(chunks)
+                return body[: self.max_body_bytes], size > self.max_body_bytes or _more_follows(raw)
 
     def close(self) -> None:
         """Close the session's connection pool."""
         self.session.close()
+
+
+def _more_follows(raw) -> bool:
+    """After exactly ``max_body_bytes``: does the body go on? A stall or error counts as
+    yes (the cap was reached, so the record is marked truncated rather than failed)."""
+    try:
+        return bool(raw.read1(1, decode_content=True))
+    except (urllib3.exceptions.HTTPError, OSError):
+        return True

@@ -67,7 +67,7 @@ class SiteServer:
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.base = f"http://127.0.0.1:{self.port}"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.05,), daemon=True)
 
     def lookup(self, target: str) -> Route | None:
         """The route for a request target, else a file under ``root``, else None."""

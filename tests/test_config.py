@@ -1,0 +1,81 @@
+"""CrawlConfig.validated: one ConfigError per bad field; the task queue size default."""
+
+import dataclasses
+
+import pytest
+
+from crawler.config import DEFAULT_SHARDS, DEFAULT_THREADS, CrawlConfig
+from crawler.errors import ConfigError
+
+SEED = "http://127.0.0.1:8000/"
+
+
+def config(**overrides) -> CrawlConfig:
+    fields = {"seeds": (SEED,), "out_dir": "/tmp/out", "workers": 2}
+    fields.update(overrides)
+    return CrawlConfig(**fields)
+
+
+def test_a_good_config_validates_to_itself():
+    cfg = config()
+    assert cfg.validated() is cfg
+
+
+def test_defaults():
+    cfg = config()
+    assert cfg.threads == DEFAULT_THREADS == 4
+    assert cfg.shards == DEFAULT_SHARDS == 64
+    assert cfg.max_depth is None and cfg.max_pages is None and cfg.start_method is None
+    assert cfg.max_redirects == 10
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"seeds": ()}, "at least one seed URL is required"),
+    ({"workers": 0}, "--workers must be at least 1"),
+    ({"workers": -3}, "--workers must be at least 1"),
+    ({"threads": 0}, "--threads must be at least 1"),
+    ({"max_redirects": 0}, "--max-redirects must be at least 1"),
+    ({"queue_size": 0}, "--queue-size must be at least 1"),
+    ({"max_pages": 0}, "--max-pages must be at least 1"),
+    ({"max_depth": -1}, "--max-depth must be 0 or more"),
+    ({"connect_timeout_s": 0}, "connect_timeout_s must be positive"),
+    ({"read_timeout_s": -1.0}, "read_timeout_s must be positive"),
+    ({"total_timeout_s": float("nan")}, "total_timeout_s must be positive"),
+    ({"max_body_bytes": 0}, "--max-bytes must be at least 1"),
+    ({"shards": 48}, "--shards must be a power of two, got 48"),
+    ({"shards": 0}, "--shards must be a power of two, got 0"),
+    ({"shards": 3}, "--shards must be a power of two, got 3"),
+    ({"start_method": "thread"}, "unknown start method 'thread'"),
+    ({"include": ("(",)}, "bad regex '('"),
+    ({"exclude": ("ok", "[z-a]")}, "bad regex '[z-a]'"),
+])
+def test_each_bad_field_raises_config_error(overrides, message):
+    with pytest.raises(ConfigError) as info:
+        config(**overrides).validated()
+    assert str(info.value).startswith(message)
+    assert isinstance(info.value, ValueError)
+
+
+@pytest.mark.parametrize("overrides", [
+    {"max_depth": 0}, {"shards": 1}, {"shards": 2}, {"shards": 1024},
+    {"start_method": "fork"}, {"start_method": "spawn"}, {"start_method": "forkserver"},
+    {"include": (r"/docs/",), "exclude": (r"\.pdf$",)}, {"queue_size": 1}, {"max_pages": 1},
+])
+def test_boundary_values_are_accepted(overrides):
+    cfg = config(**overrides)
+    assert cfg.validated() is cfg
+
+
+@pytest.mark.parametrize("workers, threads, expected", [(1, 1, 2), (2, 4, 16), (3, 5, 30)])
+def test_task_queue_size_defaults_to_twice_workers_times_threads(workers, threads, expected):
+    assert config(workers=workers, threads=threads).task_queue_size == expected
+
+
+def test_explicit_queue_size_wins():
+    assert config(workers=8, threads=8, queue_size=7).task_queue_size == 7
+
+
+def test_config_is_frozen():
+    cfg = config()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        cfg.workers = 5

@@ -1,0 +1,381 @@
+"""PageProcessor in-process (local VisitedTable, RecordWriter in tmp_path, a real local
+server) and the fetcher thread loop's survival of an unexpected exception."""
+
+from __future__ import annotations
+
+import json
+import queue
+import re
+import socket
+import threading
+
+import pytest
+
+import crawler.worker as worker
+from crawler.config import CrawlConfig
+from crawler.fetch import HttpClient
+from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT, STOP, FetchTask, TaskDone, TaskStarted
+from crawler.store import RecordWriter, edges_path, pages_path
+from crawler.visited import VisitedTable
+from siteserver import Route, SiteServer, redirect
+
+WAIT_S = 10
+EXTERNAL = "http://external.test/page"
+
+INDEX = """<!doctype html><html><head><title>Home page</title></head><body>
+<h1>Welcome home</h1>
+<p>Some text with <a href="/a">A</a>, <a href="b#section">B</a> and <a href="/b">B again</a>.</p>
+<a href="/claimed-before">old</a>
+<a href="/">self</a>
+<a href="http://external.test/page">external</a>
+<a href="mailto:someone@example.org">mail</a>
+<a href="javascript:void(0)">js</a>
+</body></html>"""
+
+
+class Harness:
+    """A processor wired to a local table, a writer in tmp_path and a site server."""
+
+    def __init__(self, site: SiteServer, out_dir, **config) -> None:
+        self.site = site
+        self.out_dir = str(out_dir)
+        self.config = CrawlConfig(seeds=(site.url("/"),), out_dir=self.out_dir, workers=1,
+                                  connect_timeout_s=5.0, read_timeout_s=5.0,
+                                  total_timeout_s=10.0, **config)
+        self.table = VisitedTable(8)
+        self.writer = RecordWriter(self.out_dir, 0)
+        self.processor = worker.PageProcessor(0, self.config, self.table, self.writer)
+        self.client = HttpClient.from_config(self.config)
+
+    def run(self, path_or_url: str, depth: int = 0, parent=None, chain=()) -> TaskDone:
+        url = path_or_url if "://" in path_or_url else self.site.url(path_or_url)
+        assert self.table.claim(url)
+        return self.processor.run(FetchTask(url, depth, parent, tuple(chain)), self.client)
+
+    def records(self) -> list[dict]:
+        with open(pages_path(self.out_dir, 0), encoding="utf-8") as f:
+            return [json.loads(line) for line in f]
+
+    def edges(self) -> list[str]:
+        with open(edges_path(self.out_dir, 0), encoding="utf-8") as f:
+            return f.read().splitlines()
+
+    def close(self) -> None:
+        self.client.close()
+        self.writer.close()
+
+
+@pytest.fixture
+def make(tmp_path):
+    made = []
+
+    def factory(routes, **config):
+        site = SiteServer(routes).__enter__()
+        harness = Harness(site, tmp_path, **config)
+        made.append(harness)
+        return harness
+
+    yield factory
+    for harness in made:
+        harness.close()
+        harness.site.__exit__(None, None, None)
+
+
+def test_html_page_record_edges_and_discovered(make):
+    h = make({"/": Route(INDEX)})
+    u = h.site.url
+    h.table.claim(u("/claimed-before"))
+    done = h.run("/")
+
+    assert done == TaskDone(0, u("/"), PAGE, 200, None, len(INDEX.encode()), (
+        FetchTask(u("/a"), 1, u("/")),
+        FetchTask(u("/b"), 1, u("/")),
+    ))
+    [record] = h.records()
+    assert set(record) == {"url", "final_url", "status", "content_type", "depth", "parent",
+                           "redirect_chain", "title", "markdown", "fingerprint", "fetched_at",
+                           "elapsed_ms", "bytes", "truncated", "error"}
+    assert record["url"] == record["final_url"] == u("/")
+    assert record["status"] == 200
+    assert record["content_type"] == "text/html; charset=utf-8"
+    assert record["depth"] == 0
+    assert record["parent"] is None
+    assert record["redirect_chain"] == []
+    assert record["title"] == "Home page"
+    assert "Welcome home" in record["markdown"]
+    assert re.fullmatch(r"[0-9a-f]{16}", record["fingerprint"])
+    assert record["fingerprint"] == worker.markdown_fingerprint(record["markdown"])
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", record["fetched_at"])
+    assert isinstance(record["elapsed_ms"], float) and record["elapsed_ms"] > 0
+    assert record["bytes"] == len(INDEX.encode())
+    assert record["truncated"] is False
+    assert record["error"] is None
+
+    assert sorted(h.edges()) == sorted([
+        f"{u('/')}\t{u('/')}\tlink\t1",
+        f"{u('/')}\t{u('/a')}\tlink\t1",
+        f"{u('/')}\t{u('/b')}\tlink\t1",
+        f"{u('/')}\t{u('/claimed-before')}\tlink\t1",
+        f"{u('/')}\t{EXTERNAL}\tlink\t0",
+    ])
+    assert h.table.state(u("/")) == "visited"
+    assert h.table.state(u("/a")) == "in_flight"
+    assert h.table.state(u("/b")) == "in_flight"
+    assert h.table.state(EXTERNAL) is None
+    assert len(h.table) == 4
+    assert h.site.hits == {"/": 1}
+
+
+def test_child_page_carries_depth_and_parent(make):
+    h = make({"/a": Route('<title>A</title><a href="/c">c</a>')})
+    u = h.site.url
+    done = h.run("/a", depth=1, parent=u("/"))
+    assert done.discovered == (FetchTask(u("/c"), 2, u("/a")),)
+    [record] = h.records()
+    assert (record["depth"], record["parent"], record["title"]) == (1, u("/"), "A")
+
+
+def test_allowed_domain_link_is_claimed(make):
+    h = make({"/": Route(INDEX)}, allow_domains=("external.test",))
+    u = h.site.url
+    done = h.run("/")
+    assert [t.url for t in done.discovered] == sorted([u("/a"), u("/b"), u("/claimed-before"), EXTERNAL])
+    assert f"{u('/')}\t{EXTERNAL}\tlink\t1" in h.edges()
+
+
+def test_excluded_links_are_out_of_scope_edges(make):
+    h = make({"/": Route(INDEX)}, exclude=(r"/b$",))
+    u = h.site.url
+    done = h.run("/")
+    assert [t.url for t in done.discovered] == [u("/a"), u("/claimed-before")]
+    assert f"{u('/')}\t{u('/b')}\tlink\t0" in h.edges()
+    assert h.table.state(u("/b")) is None
+
+
+@pytest.mark.parametrize("max_depth, claimed", [(0, []), (1, ["/a", "/b"]), (None, ["/a", "/b"])])
+def test_max_depth_from_the_seed(make, max_depth, claimed):
+    h = make({"/": Route(INDEX)}, max_depth=max_depth)
+    u = h.site.url
+    h.table.claim(u("/claimed-before"))
+    done = h.run("/")
+    assert [t.url for t in done.discovered] == [u(p) for p in claimed]
+    assert len(h.edges()) == 5  # edges are recorded whatever the depth limit
+    assert len(h.table) == 2 + len(claimed)
+
+
+def test_max_depth_honoured_below_the_seed(make):
+    h = make({"/deep": Route('<a href="/deeper">x</a><a href="/other">y</a>')}, max_depth=2)
+    u = h.site.url
+    done = h.run("/deep", depth=2, parent=u("/"))
+    assert done.outcome == PAGE
+    assert done.discovered == ()
+    assert h.edges() == [f"{u('/deep')}\t{u('/deeper')}\tlink\t1",
+                         f"{u('/deep')}\t{u('/other')}\tlink\t1"]
+    assert h.table.state(u("/deeper")) is None
+    assert h.table.state(u("/other")) is None
+    assert len(h.table) == 1
+
+
+def test_redirect_claims_target_with_same_depth_and_chain(make):
+    h = make({"/old": redirect("/new#frag"), "/new": Route("new")})
+    u = h.site.url
+    done = h.run("/old", depth=3, parent=u("/p"))
+    assert done == TaskDone(0, u("/old"), REDIRECT, 301, None, 0,
+                            (FetchTask(u("/new"), 3, u("/old"), (u("/old"),)),))
+    [record] = h.records()
+    assert (record["url"], record["final_url"], record["status"]) == (u("/old"), u("/new"), 301)
+    assert (record["depth"], record["parent"], record["error"], record["markdown"]) == (3, u("/p"), None, None)
+    assert h.edges() == [f"{u('/old')}\t{u('/new')}\tredirect\t1"]
+    assert h.table.state(u("/old")) == "visited"
+    assert h.table.state(u("/new")) == "in_flight"
+    assert h.site.hits == {"/old": 1}
+
+
+def test_second_hop_extends_the_chain(make):
+    h = make({"/r2": redirect("/r3", 302)})
+    u = h.site.url
+    done = h.run("/r2", depth=1, parent=u("/r1"), chain=[u("/r1")])
+    assert done.discovered == (FetchTask(u("/r3"), 1, u("/r2"), (u("/r1"), u("/r2"))),)
+    assert h.records()[0]["redirect_chain"] == [u("/r1")]
+
+
+def test_redirect_to_an_already_claimed_target_discovers_nothing(make):
+    h = make({"/old": redirect("/new")})
+    u = h.site.url
+    h.table.claim(u("/new"))
+    done = h.run("/old")
+    assert (done.outcome, done.discovered) == (REDIRECT, ())
+
+
+def test_redirect_out_of_scope_is_an_edge_not_a_claim(make):
+    h = make({"/away": redirect("http://elsewhere.test/x", 307)})
+    u = h.site.url
+    done = h.run("/away")
+    assert (done.outcome, done.status, done.discovered) == (REDIRECT, 307, ())
+    assert h.edges() == [f"{u('/away')}\thttp://elsewhere.test/x\tredirect\t0"]
+    assert h.records()[0]["final_url"] == "http://elsewhere.test/x"
+    assert h.table.state("http://elsewhere.test/x") is None
+
+
+def test_redirect_back_into_the_chain_is_a_loop(make):
+    h = make({"/b": redirect("/a")})
+    u = h.site.url
+    done = h.run("/b", parent=u("/a"), chain=[u("/a")])
+    assert done == TaskDone(0, u("/b"), FAILED, 301, "redirect loop", 0, ())
+    [record] = h.records()
+    assert (record["error"], record["final_url"]) == ("redirect loop", u("/a"))
+    assert h.edges() == [f"{u('/b')}\t{u('/a')}\tredirect\t1"]
+    assert h.table.state(u("/b")) == "failed"
+
+
+def test_redirect_to_itself_is_a_loop(make):
+    h = make({"/self": redirect("/self")})
+    done = h.run("/self")
+    assert (done.outcome, done.error) == (FAILED, "redirect loop")
+    assert h.table.state(h.site.url("/self")) == "failed"
+
+
+def test_chain_longer_than_max_redirects_fails(make):
+    h = make({"/r3": redirect("/r4"), "/r2": redirect("/r3")}, max_redirects=2)
+    u = h.site.url
+    # /r1 -> /r2 -> /r3: two redirects followed, the limit
+    ok = h.run("/r2", parent=u("/r1"), chain=[u("/r1")])
+    assert ok.outcome == REDIRECT
+    assert ok.discovered == (FetchTask(u("/r3"), 0, u("/r2"), (u("/r1"), u("/r2"))),)
+    # /r3 -> /r4 would be the third
+    done = h.processor.run(ok.discovered[0], h.client)
+    assert done == TaskDone(0, u("/r3"), FAILED, 301, "too many redirects", 0, ())
+    assert h.records()[1]["final_url"] == u("/r4")
+    assert h.table.state(u("/r3")) == "failed"
+    assert h.table.state(u("/r4")) is None
+
+
+def test_unusable_redirect_location_fails(make):
+    h = make({"/m": redirect("mailto:x@example.org")})
+    done = h.run("/m")
+    assert (done.outcome, done.error, done.status) == (FAILED, "bad redirect location", 301)
+    assert h.edges() == []
+    assert h.table.state(h.site.url("/m")) == "failed"
+
+
+def test_404_fails(make):
+    h = make({})
+    u = h.site.url
+    done = h.run("/missing", depth=1, parent=u("/"))
+    assert done == TaskDone(0, u("/missing"), FAILED, 404, "http 404", len(b"<h1>not found</h1>"), ())
+    [record] = h.records()
+    assert (record["status"], record["error"], record["markdown"], record["title"]) == (
+        404, "http 404", None, None)
+    assert h.edges() == []
+    assert h.table.state(u("/missing")) == "failed"
+
+
+def test_non_html_is_recorded_without_markdown(make):
+    pdf = b"%PDF-1.4 <a href='/x'>not a link</a>"
+    h = make({"/doc.pdf": Route(pdf, content_type="application/pdf")})
+    u = h.site.url
+    done = h.run("/doc.pdf")
+    assert done == TaskDone(0, u("/doc.pdf"), NON_HTML, 200, None, len(pdf), ())
+    [record] = h.records()
+    assert record["content_type"] == "application/pdf"
+    assert (record["markdown"], record["title"], record["fingerprint"], record["error"]) == (
+        None, None, None, None)
+    assert record["bytes"] == len(pdf)
+    assert h.edges() == []
+    assert h.table.state(u("/doc.pdf")) == "visited"
+    assert len(h.table) == 1
+
+
+def test_network_failure_is_a_failed_record(make):
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    dead = f"http://127.0.0.1:{sock.getsockname()[1]}/"
+    sock.close()
+    h = make({})
+    done = h.run(dead)
+    assert done == TaskDone(0, dead, FAILED, None, "connection", 0, ())
+    [record] = h.records()
+    assert (record["status"], record["content_type"], record["elapsed_ms"], record["error"]) == (
+        None, None, None, "connection")
+    assert h.table.state(dead) == "failed"
+
+
+def test_crash_writes_a_failed_record_and_marks_the_table(make):
+    h = make({})
+    u = h.site.url
+    h.table.claim(u("/x"))
+    done = h.processor.crash(FetchTask(u("/x"), 2, u("/")), RuntimeError("boom"))
+    assert done == TaskDone(0, u("/x"), FAILED, None, "internal error: RuntimeError")
+    [record] = h.records()
+    assert record["error"] == "internal error: RuntimeError: boom"
+    assert (record["url"], record["depth"], record["parent"], record["status"]) == (u("/x"), 2, u("/"), None)
+    assert h.table.state(u("/x")) == "failed"
+
+
+def test_crash_after_settling_leaves_the_state(make):
+    h = make({})
+    u = h.site.url
+    h.table.claim(u("/x"))
+    h.table.mark_visited(u("/x"))
+    done = h.processor.crash(FetchTask(u("/x"), 0), ValueError("late"))
+    assert (done.outcome, done.error) == (FAILED, "internal error: ValueError")
+    assert h.table.state(u("/x")) == "visited"
+
+
+def test_crash_survives_a_broken_table(make):
+    h = make({})
+
+    class Broken:
+        def state(self, url):
+            raise ConnectionError("manager gone")
+
+    h.processor.table = Broken()
+    done = h.processor.crash(FetchTask(h.site.url("/x"), 0), KeyError("k"))
+    assert done == TaskDone(0, h.site.url("/x"), FAILED, None, "internal error: KeyError")
+
+
+def test_thread_loop_survives_an_exception(make, monkeypatch):
+    h = make({"/good": Route("<title>Good</title>")})
+    u = h.site.url
+    bad, good = u("/bad"), u("/good")
+    h.table.claim_many([bad, good])
+    real_run = h.processor.run
+
+    def run(task, client):
+        if task.url == bad:
+            raise RuntimeError("exploded")
+        return real_run(task, client)
+
+    monkeypatch.setattr(h.processor, "run", run)
+    tasks, results = queue.Queue(), queue.Queue()
+    for item in (FetchTask(bad, 0), FetchTask(good, 0), STOP, FetchTask(u("/never"), 0)):
+        tasks.put(item)
+    thread = threading.Thread(target=worker._thread_loop, args=(h.processor, tasks, results),
+                              daemon=True)
+    thread.start()
+    thread.join(WAIT_S)
+    assert not thread.is_alive()
+
+    got = [results.get(timeout=WAIT_S) for _ in range(4)]
+    assert results.empty()
+    assert got[0] == TaskStarted(0, bad)
+    assert isinstance(got[1], TaskDone)
+    assert (got[1].url, got[1].outcome) == (bad, FAILED)
+    assert got[1].error.startswith("internal error")
+    assert got[1].error == "internal error: RuntimeError"
+    assert got[2] == TaskStarted(0, good)
+    assert (got[3].url, got[3].outcome, got[3].status) == (good, PAGE, 200)
+    assert tasks.get_nowait() == FetchTask(u("/never"), 0)  # the loop stopped at STOP
+    assert h.table.state(bad) == "failed"
+    assert h.table.state(good) == "visited"
+    assert [r["error"] for r in h.records()] == ["internal error: RuntimeError: exploded", None]
+    assert h.site.hits == {"/good": 1}
+
+
+def test_utc_now_iso_format():
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", worker.utc_now_iso())
+
+
+def test_markdown_fingerprint_is_xxh3_hex():
+    assert worker.markdown_fingerprint("") == "2d06800538d394c2"
+    assert len(worker.markdown_fingerprint("# héllo")) == 16
