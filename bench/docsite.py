@@ -21,6 +21,11 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+
+from reachable import reachable_html_pages  # noqa: E402
 
 NGINX_CONF = """
 daemon off;
@@ -94,6 +99,16 @@ def main() -> int:
     with open(os.path.join(out, "summary.json")) as f:
         summary = json.load(f)
     twice = {path: n for path, n in requests.items() if n > 1}
+    pages = set()
+    for name in os.listdir(out):
+        if name.startswith("pages-") and name.endswith(".jsonl"):
+            with open(os.path.join(out, name), encoding="utf-8") as f:
+                for line in f:
+                    record = json.loads(line)
+                    if record["markdown"] is not None and not record["error"]:
+                        path = urllib.parse.urlsplit(record["url"]).path
+                        pages.add(urllib.parse.unquote(path).lstrip("/"))
+    expected = reachable_html_pages(args.root, "index.html")
     print(json.dumps({
         "root": args.root, "workers": args.workers, "threads": args.threads,
         "pages": summary["pages"], "non_html": summary["non_html"], "failed": summary["failed"],
@@ -102,9 +117,12 @@ def main() -> int:
         "command_wall_s": round(wall, 2), "pages_per_s": summary["pages_per_s"],
         "cpu_s": summary["cpu_s"], "peak_rss_mib": round(summary["peak_rss_bytes"] / 2**20, 1),
         "server_requests": sum(requests.values()), "distinct_paths": len(requests),
-        "paths_requested_twice": twice, "output": out,
+        "paths_requested_twice": twice,
+        "reachable_html_pages": len(expected), "records_for_reachable": len(pages & expected),
+        "missing": sorted(expected - pages), "unexpected": sorted(pages - expected),
+        "output": out,
     }, indent=2))
-    return 0 if not twice and summary["reconciled"] else 1
+    return 0 if not twice and summary["reconciled"] and pages == expected else 1
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 
+import psutil
 import pytest
 
 from crawlutil import read_edges, run_crawl
@@ -16,6 +17,14 @@ def page(title: str, *hrefs: str, head: str = "", body: str = "") -> Route:
     links = "".join(f'<li><a href="{h}">{h}</a></li>' for h in hrefs)
     return Route(f"<html><head><title>{title}</title>{head}</head>"
                  f"<body><h1>{title}</h1>{body}<ul>{links}</ul></body></html>")
+
+
+def crawl_children() -> list[psutil.Process]:
+    """Child processes still alive, less multiprocessing's own per-interpreter helpers
+    (the forkserver and the resource tracker live until the interpreter exits)."""
+    helpers = ("resource_tracker", "forkserver")
+    return [p for p in psutil.Process().children(recursive=True)
+            if not any(h in " ".join(p.cmdline()) for h in helpers)]
 
 
 def known_site(server: SiteServer) -> None:
@@ -88,6 +97,7 @@ def test_known_graph_exact_pages_and_one_get_each(tmp_path, start_method):
     assert (summary["pages"], summary["redirects"], summary["non_html"]) == (7, 4, 1)
     assert summary["failed_by_reason"] == {"http 404": 1, "redirect loop": 1}
     assert summary["start_method"] == start_method
+    assert crawl_children() == []  # fetchers and manager joined
 
     # redirects: final URL normalized and claimed; two URLs redirecting to one page, one page
     assert records[base + "/old"]["final_url"] == base + "/a.html"
