@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import math
 import sys
 
 from crawler import __version__
@@ -21,34 +22,25 @@ from crawler.urlnorm import normalize
 EXIT_OK, EXIT_ERROR = 0, 2
 
 
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
+def _number(convert, minimum, inclusive: bool, noun: str):
+    """An argparse ``type`` that converts with ``convert`` and checks the lower bound."""
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not {noun}: {text!r}") from None
+        if not math.isfinite(value):
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+        if value < minimum or (value == minimum and not inclusive):
+            bound = f"at least {minimum}" if inclusive else f"more than {minimum}"
+            raise argparse.ArgumentTypeError(f"must be {bound}, got {text}")
+        return value
+    return parse
 
 
-def _non_negative_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
+_positive_int = _number(int, 1, True, "a whole number")
+_non_negative_int = _number(int, 0, True, "a whole number")
+_positive_float = _number(float, 0.0, False, "a number")
 
 
 class _Parser(argparse.ArgumentParser):
