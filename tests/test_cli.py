@@ -45,6 +45,8 @@ def test_invalid_seed_is_a_one_line_error(seed, tmp_path):
     (["--shards", "48"], "power of two"),
     (["--max-pages", "x"], "--max-pages"),
     (["--include", "("], "bad regex"),
+    (["--read-timeout", "nan"], "finite number"),
+    (["--max-depth", "-1"], "at least 0"),
 ])
 def test_bad_option_is_a_one_line_error(args, fragment, tmp_path):
     assert_one_line_error(run_cli("http://127.0.0.1:1/", "--out", str(tmp_path), *args), fragment)
