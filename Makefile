@@ -6,7 +6,9 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
-OUT    ?= crawls/$(shell date -u +%Y%m%dT%H%M%SZ)
+ifndef OUT
+OUT    := crawls/$(shell date -u +%Y%m%dT%H%M%SZ)
+endif
 ARGS   ?=
 
 .PHONY: crawl test venv clean

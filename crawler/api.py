@@ -22,15 +22,12 @@ import time
 
 from crawler.config import CrawlConfig
 from crawler.dispatcher import Dispatcher
-from crawler.errors import OutputError, SeedUnreachable
+from crawler.errors import OutputError, SeedFailed
 from crawler.graph import LinkGraph, write_tree
 from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
 from crawler.visited import start_manager
 
 log = logging.getLogger("crawler")
-
-#: Failure reasons that mean the seed's server could not be reached at all.
-UNREACHABLE_REASONS = frozenset({"connection", "timeout", "ssl", "invalid url"})
 
 
 def prepare_output(out_dir: str) -> None:
@@ -84,7 +81,8 @@ def crawl(config: CrawlConfig) -> dict:
     Raises:
         ConfigError: an invalid setting.
         OutputError: the output folder is not writable.
-        SeedUnreachable: no seed could be fetched at all (outputs are still written).
+        SeedFailed: nothing was visited because the seed failed (outputs are still
+            written, so the failure's record is there to read).
         ManagerDied: the visited-table process died during the crawl.
     """
     config = config.validated()
@@ -106,9 +104,9 @@ def crawl(config: CrawlConfig) -> dict:
     wall_s = time.monotonic() - started
     summary = finish_outputs(config, dispatcher, states, wall_s)
     seed = dispatcher.seed_outcome
-    if (seed is not None and seed.outcome == FAILED and seed.error in UNREACHABLE_REASONS
-            and summary["visited"] == 0):
-        raise SeedUnreachable(f"seed {seed.url} is unreachable ({seed.error})")
+    if seed is not None and seed.outcome == FAILED and summary["visited"] == 0:
+        raise SeedFailed(f"seed {seed.url} could not be crawled ({seed.error}); "
+                         f"outputs in {config.out_dir}")
     return summary
 
 

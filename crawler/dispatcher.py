@@ -86,8 +86,8 @@ class Dispatcher:
         self.seed_outcome: TaskDone | None = None
         self._cold = False
         self._next_worker_id = 0
-        self._next_progress = 0.0
         self._started_at = time.monotonic()
+        self._next_progress = self._started_at + config.progress_interval_s
 
     # -- lifecycle -----------------------------------------------------------------
     def run(self) -> None:

@@ -18,8 +18,8 @@ class OutputError(CrawlerError, OSError):
     """The output folder cannot be created or written."""
 
 
-class SeedUnreachable(CrawlerError):
-    """The seed URL could not be fetched at all (DNS, connection refused, timeout)."""
+class SeedFailed(CrawlerError):
+    """Nothing was crawled: every seed failed (connection refused, timeout, HTTP 404...)."""
 
 
 class ManagerDied(CrawlerError):

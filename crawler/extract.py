@@ -39,7 +39,7 @@ import lxml.etree as ET
 
 from . import urlnorm
 
-__all__ = ["PageLinks", "extract", "effective_base", "resolve_links", "LINK_ATTRIBUTES"]
+__all__ = ["PageLinks", "extract", "effective_base", "resolve_links", "link_targets", "LINK_ATTRIBUTES"]
 
 #: Element name -> the attribute holding its link target.
 LINK_ATTRIBUTES: dict[str, str] = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
@@ -136,7 +136,7 @@ def effective_base(page_url: str, page: PageLinks) -> str:
         page: the result of :func:`extract` for that document.
 
     Returns:
-        ``urlnorm.normalize(page.base_href, page_url)`` when the document has a
+        ``urlnorm.request_url(page.base_href, page_url)`` when the document has a
         ``<base href>`` and it normalises to an http(s) URL (a relative base is itself
         resolved against the document URL, HTML standard "frozen base URL");
         otherwise ``page_url`` unchanged.
@@ -146,33 +146,41 @@ def effective_base(page_url: str, page: PageLinks) -> str:
         unusable input).
     """
     if page.base_href is not None:
-        base = urlnorm.normalize(page.base_href, page_url)
+        base = urlnorm.request_url(page.base_href, page_url)
         if base is not None:
             return base
     return page_url
 
 
-def resolve_links(page_url: str, page: PageLinks) -> list[str]:
-    """Resolve and canonicalise a page's link targets.
+def link_targets(page_url: str, page: PageLinks) -> list[tuple[str, str]]:
+    """Resolve a page's link targets into (key, request URL) pairs.
 
     Args:
-        page_url: the absolute URL the document was fetched from.
+        page_url: the absolute URL the document was fetched from, as requested.
         page: the result of :func:`extract` for that document.
 
     Returns:
-        A sorted list of distinct canonical absolute http(s) URLs: each raw href is
-        passed through ``urlnorm.normalize(href, effective_base(page_url, page))``
-        (RFC 3986 / WHATWG URL resolution, then the project's canonical form);
-        hrefs that yield ``None`` (``mailto:``, ``tel:``, ``javascript:``,
-        ``data:``, ``ftp:``, unparsable) are dropped.
-
-    Raises:
-        Nothing beyond what ``urlnorm.normalize`` raises.
+        ``[(key, request_url)]`` sorted by key, one pair per distinct key: ``key`` is
+        ``urlnorm.normalize(href, base)`` (the visited-table key), ``request_url`` is
+        ``urlnorm.request_url(href, base)`` (the same URL with the query in the order
+        written; for a key found under several spellings, the first in the document).
+        ``base`` is :func:`effective_base`. Hrefs that are not http(s) (``mailto:``,
+        ``tel:``, ``javascript:``, ``data:``, ``ftp:``) or do not parse are dropped.
     """
     base = effective_base(page_url, page)
-    out = set()
-    for href in set(page.hrefs):  # 39% of python3.11-doc hrefs repeat within their page
-        url = urlnorm.normalize(href, base)
-        if url is not None:
-            out.add(url)
-    return sorted(out)
+    targets: dict[str, str] = {}
+    for href in dict.fromkeys(page.hrefs):  # 39% of python3.11-doc hrefs repeat within their page
+        sent = urlnorm.request_url(href, base)
+        if sent is not None:
+            targets.setdefault(urlnorm.normalize(sent), sent)
+    return sorted(targets.items())
+
+
+def resolve_links(page_url: str, page: PageLinks) -> list[str]:
+    """Resolve and canonicalise a page's link targets.
+
+    Returns:
+        the sorted distinct keys of :func:`link_targets` (canonical absolute http(s)
+        URLs, ``urlnorm.normalize`` of each href against :func:`effective_base`).
+    """
+    return [key for key, _ in link_targets(page_url, page)]

@@ -31,12 +31,21 @@ class FetchTask:
         parent: the URL whose page (or redirect) led here; ``None`` for a seed.
         redirect_chain: the URLs that redirected, in order, to reach ``url``
             (empty unless ``url`` is a redirect target).
+        request_url: the URL to send when it differs from ``url`` (the query in the
+            order the link was written: ``url`` is the visited-table key, with the
+            query sorted); ``None`` means send ``url``.
     """
 
     url: str
     depth: int
     parent: str | None = None
     redirect_chain: tuple[str, ...] = ()
+    request_url: str | None = None
+
+    @property
+    def fetch_url(self) -> str:
+        """The URL to request."""
+        return self.request_url or self.url
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

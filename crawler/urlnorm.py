@@ -302,8 +302,13 @@ def _step_path(p: Parts) -> Parts:
     return p._replace(path=normalize_path(p.path))
 
 
-def _step_query(p: Parts) -> Parts:
-    return p._replace(query=normalize_query(p.query))
+def _step_query_encoding(p: Parts) -> Parts:
+    query = None if p.query is None else normalize_percent_encoding(p.query, QUERY_SAFE)
+    return p._replace(query=query)
+
+
+def _step_query_order(p: Parts) -> Parts:
+    return p._replace(query=None if p.query is None else sort_query(p.query))
 
 
 def _step_fragment(p: Parts) -> Parts:
@@ -311,8 +316,22 @@ def _step_fragment(p: Parts) -> Parts:
     return p._replace(fragment=None)
 
 
+#: Steps 3-8 of :func:`request_url`: everything but reordering the query.
+REQUEST_PIPELINE: tuple[Callable[[Parts], Parts | None], ...] = (
+    _step_scheme, _step_authority, _step_path, _step_query_encoding, _step_fragment)
 #: Steps 3-8 of :func:`normalize`, applied in order to the resolved components.
-PIPELINE: tuple[Callable[[Parts], Parts | None], ...] = (_step_scheme, _step_authority, _step_path, _step_query, _step_fragment)
+PIPELINE: tuple[Callable[[Parts], Parts | None], ...] = REQUEST_PIPELINE + (_step_query_order,)
+
+
+def _run(pipeline, url, base) -> str | None:
+    if not isinstance(url, str) or not isinstance(base, (str, type(None))):
+        return None
+    parts = _resolve_parts(clean_reference(url), base)
+    for step in pipeline:
+        if parts is None:
+            return None
+        parts = step(parts)
+    return None if parts is None else unsplit(parts)
 
 
 def normalize(url: str, base: str | None = None) -> str | None:
@@ -328,15 +347,22 @@ def normalize(url: str, base: str | None = None) -> str | None:
     8. fragment removed.
 
     Steps 3-8 are :data:`PIPELINE`. Never raises; ``normalize(normalize(x)) == normalize(x)``.
+    This is the visited-table key; the URL to *request* is :func:`request_url`.
     """
-    if not isinstance(url, str) or not isinstance(base, (str, type(None))):
-        return None
-    parts = _resolve_parts(clean_reference(url), base)
-    for step in PIPELINE:
-        if parts is None:
-            return None
-        parts = step(parts)
-    return None if parts is None else unsplit(parts)
+    return _run(PIPELINE, url, base)
+
+
+def request_url(url: str, base: str | None = None) -> str | None:
+    """The URL to send for href ``url`` on page ``base``: :func:`normalize` without
+    reordering the query (steps 1-6 and 8, and step 7's percent-encoding only).
+
+    Every other step gives a URL that is the same resource by RFC 3986 §6.2.2-6.2.3;
+    the order of query parameters is only *usually* irrelevant, so the crawler keys
+    its visited table by :func:`normalize` but requests the query as written (a
+    server that redirects to its own parameter order must not look like a loop).
+    ``normalize(request_url(x, b)) == normalize(x, b)``; never raises.
+    """
+    return _run(REQUEST_PIPELINE, url, base)
 
 
 def fingerprint(url: str) -> int:

@@ -21,7 +21,7 @@ import threading
 import xxhash
 
 from crawler.decode import decode_html, is_html
-from crawler.extract import effective_base, extract, resolve_links
+from crawler.extract import effective_base, extract, link_targets
 from crawler.fetch import FetchError, HttpClient, Response
 from crawler.graph import LINK, REDIRECT as REDIRECT_EDGE
 from crawler.markdown import to_markdown
@@ -29,7 +29,7 @@ from crawler.messages import (FAILED, NON_HTML, PAGE, REDIRECT, STOP, FetchTask,
                               TaskStarted)
 from crawler.scope import Scope
 from crawler.store import RecordWriter
-from crawler.urlnorm import normalize
+from crawler.urlnorm import normalize, request_url
 
 
 def utc_now_iso() -> str:
@@ -61,9 +61,9 @@ class PageProcessor:
         self.scope = Scope.from_config(config)
 
     def run(self, task: FetchTask, client: HttpClient) -> TaskDone:
-        """Fetch ``task.url`` and settle it; never raises for a bad page or server."""
+        """Fetch ``task`` and settle it; never raises for a bad page or server."""
         try:
-            response = client.get(task.url)
+            response = self._get(task, client)
         except FetchError as exc:
             return self._fail(task, exc.reason, None)
         if response.location is not None:
@@ -74,9 +74,24 @@ class PageProcessor:
             return self._finish(task, NON_HTML, response, {}, ())
         return self._page(task, response)
 
+    def _get(self, task: FetchTask, client: HttpClient) -> Response:
+        """GET the task's URL. A redirect to another spelling of the same key (the
+        server's own query order) is the same resource: follow it here, at most
+        ``max_redirects`` times and never to a spelling already tried."""
+        tried = [task.fetch_url]
+        response = client.get(tried[-1])
+        while response.location is not None and len(tried) <= self.config.max_redirects:
+            sent = request_url(response.location, response.url)
+            if sent is None or sent in tried or normalize(sent) != task.url:
+                break
+            tried.append(sent)
+            response = client.get(sent)
+        return response
+
     def _record(self, task: FetchTask, response: Response | None, **fields) -> dict:
         record = {
             "url": task.url,
+            "request_url": response.url if response else task.fetch_url,
             "final_url": task.url,
             "status": response.status if response else None,
             "content_type": response.content_type if response else None,
@@ -111,9 +126,10 @@ class PageProcessor:
         return self._finish(task, FAILED, response, {"error": reason}, ())
 
     def _redirect(self, task: FetchTask, response: Response) -> TaskDone:
-        target = normalize(response.location, task.url)
-        if target is None:
+        sent = request_url(response.location, response.url)
+        if sent is None:
             return self._fail(task, "bad redirect location", response)
+        target = normalize(sent)
         chain = task.redirect_chain + (task.url,)
         in_scope = target in self.scope
         edges = [(task.url, target, REDIRECT_EDGE, in_scope)]
@@ -123,23 +139,22 @@ class PageProcessor:
         if len(chain) > self.config.max_redirects:
             return self._finish(task, FAILED, response,
                                 {**fields, "error": "too many redirects"}, edges)
-        claims = (FetchTask(target, task.depth, task.url, chain),) if in_scope else ()
+        claims = (FetchTask(target, task.depth, task.url, chain, _unless_key(sent, target)),) \
+            if in_scope else ()
         return self._finish(task, REDIRECT, response, fields, edges, claims)
 
     def _page(self, task: FetchTask, response: Response) -> TaskDone:
         text, _encoding = decode_html(response.body, response.content_type)
         page = extract(text)
-        base = effective_base(task.url, page)
-        links = resolve_links(task.url, page)
-        markdown = to_markdown(text, base)
+        markdown = to_markdown(text, effective_base(response.url, page))
         edges, claims = [], []
         depth = task.depth + 1
         follow = self.config.max_depth is None or depth <= self.config.max_depth
-        for link in links:
+        for link, sent in link_targets(response.url, page):
             in_scope = link in self.scope
             edges.append((task.url, link, LINK, in_scope))
             if in_scope and follow and link != task.url:
-                claims.append(FetchTask(link, depth, task.url))
+                claims.append(FetchTask(link, depth, task.url, (), _unless_key(sent, link)))
         fields = {"title": page.title, "markdown": markdown,
                   "fingerprint": markdown_fingerprint(markdown)}
         return self._finish(task, PAGE, response, fields, edges, claims)
@@ -154,6 +169,11 @@ class PageProcessor:
         except Exception:  # the table itself may be what broke; the dispatcher notices
             pass
         return TaskDone(self.worker_id, task.url, FAILED, None, reason)
+
+
+def _unless_key(sent: str, key: str) -> str | None:
+    """The request URL to carry in a task: ``None`` when it is the key itself."""
+    return None if sent == key else sent
 
 
 def _thread_loop(processor: PageProcessor, tasks, results) -> None:

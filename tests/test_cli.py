@@ -62,10 +62,16 @@ def test_unwritable_output_folder(tmp_path):
 def test_unreachable_seed(tmp_path):
     port = closed_port()
     result = run_cli(f"http://127.0.0.1:{port}/", "--out", str(tmp_path / "out"), "--quiet")
-    assert_one_line_error(result, "unreachable (connection)")
+    assert_one_line_error(result, "could not be crawled (connection)")
     with open(tmp_path / "out" / "summary.json", encoding="utf-8") as f:
         summary = json.load(f)
     assert summary["failed_by_reason"] == {"connection": 1} and summary["reconciled"]
+
+
+def test_seed_that_404s_is_an_error(tmp_path):
+    with SiteServer({}) as server:
+        result = run_cli(server.url("/missing"), "--out", str(tmp_path / "out"))
+    assert_one_line_error(result, "could not be crawled (http 404)")
 
 
 def test_successful_crawl_prints_summary_and_exits_zero(tmp_path):

@@ -34,7 +34,7 @@ def known_site(server: SiteServer) -> None:
         "/": page("Home",
                   "a.html", "a.html#section", f"http://127.0.0.1:{port}/./c/../a.html",
                   "HTTP://127.0.0.1:%d/a.html" % port,
-                  "b.html?y=2&x=1", "b.html?x=1&y=2",
+                  "b.html?y=2&x=1", "b.html?x=1&y=2", "q?a=1&b=2",
                   "/dead.html", "/old", "/old2", "/docs", "/loop1", "/file.pdf", "/sub/",
                   "http://external.invalid/x", "http://127.0.0.1:80/x",
                   "mailto:someone@example.org", "javascript:void(0)"),
@@ -43,6 +43,9 @@ def known_site(server: SiteServer) -> None:
                          "<script>var secret = 1;</script><style>p {color: red}</style>"
                          "</body></html>"),
         "/b.html?x=1&y=2": page("B", "/sub/page.html", "/"),
+        "/b.html?y=2&x=1": page("B", "/sub/page.html", "/"),
+        "/q?a=1&b=2": redirect("/q?b=2&a=1", 301),  # the server's own parameter order
+        "/q?b=2&a=1": page("Q"),
         "/old": redirect("/a.html", 301),
         "/old2": redirect(f"http://127.0.0.1:{port}/a.html", 302),
         "/docs": redirect("/docs/", 301),
@@ -60,6 +63,7 @@ EXPECTED_OUTCOMES = {
     "/": ("page", 200, None),
     "/a.html": ("page", 200, None),
     "/b.html?x=1&y=2": ("page", 200, None),
+    "/q?a=1&b=2": ("page", 200, None),
     "/dead.html": ("failed", 404, "http 404"),
     "/old": ("redirect", 301, None),
     "/old2": ("redirect", 302, None),
@@ -72,6 +76,12 @@ EXPECTED_OUTCOMES = {
     "/sub/deeper/leaf.html": ("page", 200, None),
     "/sub/page.html": ("page", 200, None),
 }
+
+
+#: Requests expected at the server: one per key, sent as the link was written, plus the
+#: one extra GET for /q's redirect to the server's own spelling of the same URL.
+EXPECTED_HITS = {**{path: 1 for path in EXPECTED_OUTCOMES if path != "/b.html?x=1&y=2"},
+                 "/b.html?y=2&x=1": 1, "/q?b=2&a=1": 1}
 
 
 def outcome_of(record: dict) -> str:
@@ -91,10 +101,10 @@ def test_known_graph_exact_pages_and_one_get_each(tmp_path, start_method):
     base = server.url("")
     assert {url: (outcome_of(r), r["status"], r["error"]) for url, r in records.items()} == {
         base + path: outcome for path, outcome in EXPECTED_OUTCOMES.items()}
-    assert hits == {path: 1 for path in EXPECTED_OUTCOMES}
-    assert summary["claimed"] == 14 and summary["reconciled"] is True
-    assert (summary["visited"], summary["failed"], summary["skipped"]) == (12, 2, 0)
-    assert (summary["pages"], summary["redirects"], summary["non_html"]) == (7, 4, 1)
+    assert hits == EXPECTED_HITS
+    assert summary["claimed"] == 15 and summary["reconciled"] is True
+    assert (summary["visited"], summary["failed"], summary["skipped"]) == (13, 2, 0)
+    assert (summary["pages"], summary["redirects"], summary["non_html"]) == (8, 4, 1)
     assert summary["failed_by_reason"] == {"http 404": 1, "redirect loop": 1}
     assert summary["start_method"] == start_method
     assert crawl_children() == []  # fetchers and manager joined
@@ -104,6 +114,10 @@ def test_known_graph_exact_pages_and_one_get_each(tmp_path, start_method):
     assert records[base + "/old2"]["final_url"] == base + "/a.html"
     assert records[base + "/docs"]["final_url"] == base + "/docs/"
     assert records[base + "/loop2"]["redirect_chain"] == [base + "/loop1"]
+    # the query is sent as written; the key sorts it; the server's own order is followed
+    assert records[base + "/b.html?x=1&y=2"]["request_url"] == base + "/b.html?y=2&x=1"
+    assert records[base + "/q?a=1&b=2"]["request_url"] == base + "/q?b=2&a=1"
+    assert records[base + "/q?a=1&b=2"]["title"] == "Q"
     # depth and parent: a redirect target keeps the redirecting URL's depth
     assert (records[base + "/docs/"]["depth"], records[base + "/docs/"]["parent"]) == (1, base + "/docs")
     assert records[base + "/sub/deeper/leaf.html"]["depth"] == 2
@@ -112,6 +126,7 @@ def test_known_graph_exact_pages_and_one_get_each(tmp_path, start_method):
     a = records[base + "/a.html"]
     assert a["title"] == "Page A"
     assert a["markdown"] == f"# A\n\nBack [home]({base}/) or to [B]({base}/b.html?x=1&y=2)."
+    assert a["request_url"] == base + "/a.html"
     assert len(a["fingerprint"]) == 16 and a["content_type"] == "text/html; charset=utf-8"
     assert a["fetched_at"].endswith("Z") and a["elapsed_ms"] >= 0
 
@@ -208,3 +223,21 @@ def test_flask_doc_real_site(tmp_path):
 def server_path(url: str, server: SiteServer) -> str:
     import urllib.parse
     return urllib.parse.unquote(urllib.parse.urlsplit(url).path).lstrip("/")
+
+
+def test_C17_redirect_to_another_host_is_not_followed(tmp_path):
+    """Conformance C17: scope applies to redirect targets, not only to links."""
+    with SiteServer() as server:
+        server.routes.update({
+            "/": page("Home", "/ads/click?id=9"),
+            "/ads/click?id=9": redirect("http://www.example.org/landing", 302),
+        })
+        summary, records = run_crawl(tmp_path, server.url("/"))
+        hits = dict(server.hits)
+    assert hits == {"/": 1, "/ads/click?id=9": 1}
+    click = records[server.url("/ads/click?id=9")]
+    assert click["final_url"] == "http://www.example.org/landing" and click["error"] is None
+    assert "http://www.example.org/landing" not in records
+    assert (server.url("/ads/click?id=9"), "http://www.example.org/landing", "redirect", "0") \
+        in read_edges(str(tmp_path / "out"))
+    assert (summary["claimed"], summary["redirects"], summary["reconciled"]) == (2, 1, True)

@@ -19,7 +19,7 @@ from crawler.urlnorm import (
     normalize_userinfo, remove_dot_segments, resolve, sort_query, split_reference, unsplit,
 )
 
-CASES_FILE = Path("/work/shared/conformance/cases.json")
+from conformance import CASES_FILE  # noqa: E402
 
 
 def test_constants():
@@ -441,6 +441,19 @@ def test_C12_non_http_schemes_discarded_and_empty_query_kept():
     assert normalize("HTTPS://EXAMPLE.COM/about", page) == "https://example.com/about"
 
 
+# ---------------------------------------------------------------- request form
+
+@pytest.mark.parametrize("href, base, sent, key", [
+    ("s?b=2&a=1", "http://h/", "http://h/s?b=2&a=1", "http://h/s?a=1&b=2"),
+    ("HTTP://H:80/x/../s?z=%7e&a#f", None, "http://h/s?z=~&a", "http://h/s?a&z=~"),
+    ("/p?", "http://h/", "http://h/p?", "http://h/p?"),
+    ("mailto:x@y", "http://h/", None, None),
+])
+def test_request_url_keeps_query_order_only(href, base, sent, key):
+    assert urlnorm.request_url(href, base) == sent
+    assert normalize(href, base) == key
+
+
 # ---------------------------------------------------------------- properties
 
 PROPS = settings(max_examples=500, deadline=None)
@@ -462,6 +475,11 @@ def _check(url, base):
         assert normalize(out) == out
         assert normalize(out, base) == out
         assert isinstance(fingerprint(out), int)
+    request = urlnorm.request_url(url, base)
+    assert (request is None) == (out is None)
+    if request is not None:  # the request form keys to the same URL and is stable
+        assert normalize(request) == out
+        assert urlnorm.request_url(request) == request
 
 
 @PROPS

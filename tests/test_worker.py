@@ -92,10 +92,10 @@ def test_html_page_record_edges_and_discovered(make):
         FetchTask(u("/b"), 1, u("/")),
     ))
     [record] = h.records()
-    assert set(record) == {"url", "final_url", "status", "content_type", "depth", "parent",
+    assert set(record) == {"url", "request_url", "final_url", "status", "content_type", "depth", "parent",
                            "redirect_chain", "title", "markdown", "fingerprint", "fetched_at",
                            "elapsed_ms", "bytes", "truncated", "error"}
-    assert record["url"] == record["final_url"] == u("/")
+    assert record["url"] == record["final_url"] == record["request_url"] == u("/")
     assert record["status"] == 200
     assert record["content_type"] == "text/html; charset=utf-8"
     assert record["depth"] == 0
