@@ -24,8 +24,6 @@ from crawler.errors import CrawlerError
 
 #: Default User-Agent: project name and version, so site owners can tell who we are.
 DEFAULT_USER_AGENT = f"crawler/{__version__} (+https://pypi.org/project/crawler/)"
-#: Status codes that redirect when a Location header is present (RFC 9110 §15.4).
-REDIRECT_STATUSES = frozenset({301, 302, 303, 307, 308})
 #: Bytes asked of the socket per read; read1 returns as soon as any data arrived.
 READ_CHUNK_BYTES = 64 * 1024
 
@@ -126,7 +124,9 @@ class Response:
         url: the URL requested.
         status: HTTP status code.
         content_type: the Content-Type header, or None.
-        location: the raw Location header of a redirect (3xx), else None.
+        location: the Location header of a redirect (301, 302, 303, 307 or 308 with a
+            Location, RFC 9110 §15.4), as requests reads it (raw UTF-8 bytes decoded
+            as UTF-8), else None.
         body: the decoded (gzip/deflate undone) body, at most ``max_body_bytes``;
             empty for redirects.
         truncated: True if the body was cut at ``max_body_bytes``.
@@ -184,11 +184,16 @@ class HttpClient:
         _ACTIVE.deadline = deadline
         timer.start()
         try:
-            return self._get(url, started)
+            response = self._get(url, started)
         except FetchError as exc:
             if deadline.expired and exc.reason != "timeout":
                 raise FetchError("timeout", f"no complete response after {self.total_timeout_s:g} s") from exc
             raise
+        else:
+            # The watchdog shut the socket: a body ended by connection close looks complete.
+            if deadline.expired:
+                raise FetchError("timeout", f"body cut at {self.total_timeout_s:g} s")
+            return response
         finally:
             timer.cancel()
             _ACTIVE.deadline = None
@@ -198,11 +203,11 @@ class HttpClient:
         try:
             with self.session.get(url, stream=True, allow_redirects=False,
                                   timeout=self.timeout) as resp:
-                location = resp.headers.get("Location")
-                if resp.status_code in REDIRECT_STATUSES and location is not None:
+                # requests re-reads the Latin-1-decoded header bytes as UTF-8, as browsers do
+                location = self.session.get_redirect_target(resp)
+                if location is not None:
                     body, truncated = b"", False
                 else:
-                    location = None
                     body, truncated = self._read_body(resp.raw, started)
                 return Response(url, resp.status_code, resp.headers.get("Content-Type"),
                                 location, body, truncated,

@@ -429,3 +429,32 @@ def test_configured_user_agent_is_sent():
         resp = http.get(raw.url())
     assert (resp.body, resp.truncated) == (b"o", True)
     assert _header(raw.requests[0], "User-Agent") == "TestBot/9.9"
+
+
+def _trickle_close_delimited(conn, server):
+    """No Content-Length: the body ends when the server closes. One line every 0.5 s."""
+    server.read_head(conn)
+    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n")
+    for n in range(20):
+        if server.stop.wait(0.5):
+            return
+        conn.sendall(b"<p>%d</p>" % n)
+
+
+def test_a_close_delimited_body_cut_by_the_deadline_is_a_timeout_not_a_page():
+    with RawServer(_trickle_close_delimited) as raw:
+        http = client(read_timeout_s=5, total_timeout_s=1.2)
+        with pytest.raises(FetchError) as info:
+            http.get(raw.url("/trickle"))
+        http.close()
+    assert info.value.reason == "timeout"
+
+
+def test_a_utf8_location_header_is_read_as_utf8():
+    def handler(conn, server):
+        server.read_head(conn)
+        conn.sendall("HTTP/1.1 302 Found\r\nLocation: /café\r\nContent-Length: 0\r\n\r\n"
+                     .encode("utf-8"))
+    with RawServer(handler) as raw:
+        response = client().get(raw.url("/old"))
+    assert (response.status, response.location) == (302, "/café")
