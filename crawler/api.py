@@ -22,7 +22,7 @@ import time
 
 from crawler.config import CrawlConfig
 from crawler.dispatcher import Dispatcher
-from crawler.errors import OutputError, SeedFailed
+from crawler.errors import CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
 from crawler.graph import LinkGraph, write_tree
 from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
 from crawler.visited import start_manager
@@ -83,26 +83,36 @@ def crawl(config: CrawlConfig) -> dict:
         OutputError: the output folder is not writable.
         SeedFailed: nothing was visited because the seed failed (outputs are still
             written, so the failure's record is there to read).
-        ManagerDied: the visited-table process died during the crawl.
+        FetcherDied, ManagerDied: a child process died; the crawl stopped at once (outputs
+            are still written, with every URL not fetched in ``skipped.tsv``).
     """
     config = config.validated()
     prepare_output(config.out_dir)
     ctx = multiprocessing.get_context(config.start_method)
     started = time.monotonic()
     manager = start_manager(ctx)
+    aborted: CrawlerError | None = None
     try:
         table = manager.VisitedTable(config.shards)
         dispatcher = Dispatcher(config, ctx, table, manager)
-        if threading.current_thread() is threading.main_thread():
-            with _SignalStop(dispatcher):
+        try:
+            if threading.current_thread() is threading.main_thread():
+                with _SignalStop(dispatcher):
+                    dispatcher.run()
+            else:
                 dispatcher.run()
-        else:
-            dispatcher.run()
-        states = table.counts()
+        except (FetcherDied, ManagerDied) as exc:
+            aborted = exc  # outputs are still written: every URL not fetched is listed
+        try:
+            states = table.counts()
+        except (OSError, EOFError):  # the manager died: its counts are lost
+            states = None
     finally:
         manager.shutdown()
     wall_s = time.monotonic() - started
-    summary = finish_outputs(config, dispatcher, states, wall_s)
+    summary = finish_outputs(config, dispatcher, states, wall_s, aborted)
+    if aborted is not None:
+        raise type(aborted)(f"{aborted}; the crawl stopped, outputs in {config.out_dir}")
     seed = dispatcher.seed_outcome
     if seed is not None and seed.outcome == FAILED and summary["visited"] == 0:
         raise SeedFailed(f"seed {seed.url} could not be crawled ({seed.error}); "
@@ -110,8 +120,13 @@ def crawl(config: CrawlConfig) -> dict:
     return summary
 
 
-def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict, wall_s: float) -> dict:
+def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | None,
+                   wall_s: float, aborted: CrawlerError | None = None) -> dict:
     """Merge edges, derive the tree, list skipped URLs and write ``summary.json``.
+
+    Args:
+        states: the visited table's per-state counts, or None if the table was lost.
+        aborted: the error that stopped the crawl early, if any.
 
     Returns the summary dict.
     """
@@ -124,7 +139,13 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict, wa
         for task, reason in dispatcher.skipped:
             f.write(f"{task.url}\t{task.depth}\t{task.parent or ''}\t{reason}\n")
     c = dispatcher.counters
-    claimed = sum(states.values())
+    if states is None:
+        claimed, reconciled = None, False
+        states = dict.fromkeys(("visited", "failed", "skipped", "in_flight"))
+    else:
+        claimed = sum(states.values())
+        reconciled = (claimed == states["visited"] + states["failed"] + states["skipped"]
+                      and states["visited"] == c.visited and states["failed"] == c.failed)
     summary = {
         "seeds": list(config.seeds),
         "claimed": claimed,
@@ -132,14 +153,14 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict, wa
         "failed": states["failed"],
         "skipped": states["skipped"],
         "in_flight": states["in_flight"],
-        "reconciled": claimed == states["visited"] + states["failed"] + states["skipped"]
-        and states["visited"] == c.visited and states["failed"] == c.failed,
+        "reconciled": reconciled,
         "pages": c.outcomes[PAGE],
         "non_html": c.outcomes[NON_HTML],
         "redirects": c.outcomes[REDIRECT],
         "failed_by_reason": dict(sorted(c.failed_by_reason.items())),
         "skipped_by_reason": dict(sorted((k, v) for k, v in c.skipped_by_reason.items() if v)),
-        "stopped": dispatcher.stop_reason,
+        "redirect_cycles": graph.redirect_cycles(dispatcher.fetched),
+        "stopped": str(aborted) if aborted is not None else dispatcher.stop_reason,
         "edges": edge_count,
         "body_bytes": c.body_bytes,
         "wall_s": round(wall_s, 3),

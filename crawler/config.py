@@ -18,6 +18,14 @@ from crawler.errors import ConfigError
 DEFAULT_SHARDS = 64
 #: Default fetcher threads per process: network waits overlap, parsing stays on one core.
 DEFAULT_THREADS = 4
+#: Upper bounds of the settings (beyond them the OS or the standard library overflows).
+MAX_WORKERS = 1024
+MAX_THREADS = 1024
+MAX_QUEUE_SIZE = 1_000_000
+MAX_TIMEOUT_S = 86_400.0
+MAX_REDIRECTS = 100
+MAX_SHARDS = 2 ** 20
+MAX_BODY_BYTES = 2 ** 40
 
 
 def default_workers() -> int:
@@ -91,22 +99,22 @@ class CrawlConfig:
         """
         if not self.seeds:
             raise ConfigError("at least one seed URL is required")
-        for name in ("workers", "threads", "max_redirects"):
-            if getattr(self, name) < 1:
-                raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
-        for name in ("queue_size", "max_pages"):
+        for name, top in (("workers", MAX_WORKERS), ("threads", MAX_THREADS),
+                          ("max_redirects", MAX_REDIRECTS), ("queue_size", MAX_QUEUE_SIZE),
+                          ("max_pages", None), ("max_body_bytes", MAX_BODY_BYTES)):
             value = getattr(self, name)
+            flag = "--max-bytes" if name == "max_body_bytes" else f"--{name.replace('_', '-')}"
             if value is not None and value < 1:
-                raise ConfigError(f"--{name.replace('_', '-')} must be at least 1")
+                raise ConfigError(f"{flag} must be at least 1")
+            if value is not None and top is not None and value > top:
+                raise ConfigError(f"{flag} must be at most {top}, got {value}")
         if self.max_depth is not None and self.max_depth < 0:
             raise ConfigError("--max-depth must be 0 or more")
         for name in ("connect_timeout_s", "read_timeout_s", "total_timeout_s"):
-            if not getattr(self, name) > 0:
-                raise ConfigError(f"{name} must be positive")
-        if self.max_body_bytes < 1:
-            raise ConfigError("--max-bytes must be at least 1")
-        if self.shards < 1 or self.shards & (self.shards - 1):
-            raise ConfigError(f"--shards must be a power of two, got {self.shards}")
+            if not 0 < getattr(self, name) <= MAX_TIMEOUT_S:
+                raise ConfigError(f"{name} must be more than 0 and at most {MAX_TIMEOUT_S:g} s")
+        if self.shards < 1 or self.shards & (self.shards - 1) or self.shards > MAX_SHARDS:
+            raise ConfigError(f"--shards must be a power of two up to {MAX_SHARDS}, got {self.shards}")
         if self.start_method not in (None, "fork", "spawn", "forkserver"):
             raise ConfigError(f"unknown start method {self.start_method!r}")
         for pattern in self.include + self.exclude:

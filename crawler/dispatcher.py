@@ -9,7 +9,7 @@ Process topology::
                      |  in-flight count           |
                      +----------------------------+
                         |  task queue        ^  result queue
-                        |  (bounded: the     |  TaskStarted / TaskDone
+                        |  (bounded: the     |  TaskDone
                         |  backpressure)     |  (+ the links each task won)
                         v                    |
                +------------+  +------------+  +------------+
@@ -24,8 +24,9 @@ Process topology::
                      |  table (fingerprint->state)|
                      +----------------------------+
 
-The dispatcher reads: the result queue (blocking, with a timeout used only to check that
-every child is alive). It writes: the task queue, never more than the queue bound plus one
+The dispatcher reads: the result queue (blocking, with a timeout; at most once a second it
+checks that every child is alive, and a dead fetcher or manager stops the crawl at once,
+since a killed fetcher may hold the task queue's lock or take tasks with it). It writes: the task queue, never more than the queue bound plus one
 task per fetcher thread in flight. The crawl ends when the frontier is empty and nothing is
 in flight (or the page limit is reached and nothing is in flight). Then one STOP per
 fetcher thread, a join with a deadline, terminate, kill.
@@ -41,9 +42,9 @@ import logging
 import queue
 import time
 
-from crawler.errors import ManagerDied
+from crawler.errors import CrawlerError, FetcherDied, ManagerDied
 from crawler.frontier import MemoryFrontier
-from crawler.messages import STOP, FetchTask, TaskDone, TaskStarted
+from crawler.messages import STOP, TABLE_ERROR, FetchTask, TaskDone
 from crawler.stats import CrawlCounters, ProcessTreeMonitor
 from crawler.worker import fetcher_main
 
@@ -51,6 +52,8 @@ log = logging.getLogger("crawler")
 
 #: Seconds a blocking queue get waits before checking that the children are alive.
 LIVENESS_CHECK_S = 1.0
+#: Seconds the warm stop waits on the task queue while taking tasks back.
+UNQUEUE_WAIT_S = 0.2
 #: Seconds given to a fetcher to exit after STOP, then after terminate().
 JOIN_TIMEOUT_S = 10.0
 
@@ -78,20 +81,27 @@ class Dispatcher:
         self.monitor = ProcessTreeMonitor()
         self.fetchers: dict[int, object] = {}
         self.in_flight: dict[str, FetchTask] = {}   # url -> task, put on the queue, not done
-        self.started_by: dict[str, int] = {}       # url -> fetcher that took it
         self.fetched: set[str] = set()             # every URL with a record
         self.dispatched = 0
         self.stop_reason: str | None = None
         self.skipped: list[tuple[FetchTask, str]] = []
         self.seed_outcome: TaskDone | None = None
         self._cold = False
+        self._unqueued = False
+        self._next_liveness_check = 0.0
         self._next_worker_id = 0
         self._started_at = time.monotonic()
         self._next_progress = self._started_at + config.progress_interval_s
 
     # -- lifecycle -----------------------------------------------------------------
     def run(self) -> None:
-        """Crawl until the frontier is empty and nothing is in flight, or a stop."""
+        """Crawl until the frontier is empty and nothing is in flight, or a stop.
+
+        Raises:
+            FetcherDied, ManagerDied: a child process died; the crawl was stopped at
+                once, and every URL not fetched is listed in :attr:`skipped`.
+            KeyboardInterrupt: a second Ctrl-C (cold stop).
+        """
         for _ in range(self.config.workers):
             self._start_fetcher()
         try:
@@ -100,10 +110,12 @@ class Dispatcher:
                 if won:
                     self.frontier.push(FetchTask(seed, 0))
             self._loop()
+            self._check_children()  # a manager that died near the end must not pass unseen
             self.monitor.sample()  # CPU and memory of every child before they exit
             self._skip_frontier(self.stop_reason or "max-pages")
-        except BaseException:
+        except BaseException as exc:
             self._cold = True  # an error or a second Ctrl-C: do not wait for fetches
+            self._abandon(f"aborted: {exc}" if isinstance(exc, CrawlerError) else "aborted")
             raise
         finally:
             self._shutdown()
@@ -123,16 +135,18 @@ class Dispatcher:
         self.fetchers[worker_id] = process
 
     def _shutdown(self) -> None:
-        """STOP per live fetcher thread, then join -> terminate -> join -> kill."""
+        """STOP per live fetcher thread (terminate at once on a cold stop), then
+        join -> terminate -> join -> kill."""
         live = [p for p in self.fetchers.values() if p.is_alive()]
         if self._cold:
             for process in live:
                 process.terminate()
-        for _ in range(len(live) * self.config.threads):
-            try:
-                self.tasks.put(STOP, timeout=JOIN_TIMEOUT_S)
-            except queue.Full:
-                break
+        else:
+            for _ in range(len(live) * self.config.threads):
+                try:
+                    self.tasks.put(STOP, timeout=JOIN_TIMEOUT_S)
+                except queue.Full:
+                    break
         deadline = time.monotonic() + JOIN_TIMEOUT_S
         for process in live:
             process.join(max(0.0, deadline - time.monotonic()))
@@ -171,40 +185,62 @@ class Dispatcher:
             try:
                 message = self.results.get(timeout=LIVENESS_CHECK_S)
             except queue.Empty:
-                self._check_children()
+                message = None
             else:
                 self._handle(message)
+            now = time.monotonic()
+            if message is None or now >= self._next_liveness_check:
+                self._next_liveness_check = now + LIVENESS_CHECK_S
+                self._check_children()
+            if self.stop_reason is not None and not self._unqueued:
+                self._unqueue()
             self._progress()
 
-    def _handle(self, message) -> None:
-        if isinstance(message, TaskStarted):
-            self.started_by[message.url] = message.worker_id
-            return
+    def _handle(self, message: TaskDone) -> None:
         self.in_flight.pop(message.url, None)
-        self.started_by.pop(message.url, None)
         self.fetched.add(message.url)
         self.counters.add(message)
         if message.url in self.config.seeds and self.seed_outcome is None:
             self.seed_outcome = message
         for task in message.discovered:
             self.frontier.push(task)
+        if message.error and message.error.startswith(TABLE_ERROR):
+            self._check_children()
 
     def _check_children(self) -> None:
-        """Replace a dead fetcher and give its unfinished tasks back to the frontier."""
+        """Raise if the manager or a fetcher died (a killed fetcher may hold the task
+        queue's lock or have taken tasks with it, so the crawl cannot go on safely)."""
         if self.manager is not None and not self.manager._process.is_alive():
             raise ManagerDied("the visited-table manager process died")
-        for worker_id, process in list(self.fetchers.items()):
-            if process.is_alive():
-                continue
-            del self.fetchers[worker_id]
-            lost = [url for url, w in self.started_by.items() if w == worker_id]
-            log.error("fetcher %d died (exit code %s); re-queueing %d URL(s)",
-                      worker_id, process.exitcode, len(lost))
-            for url in lost:
-                del self.started_by[url]
-                self.frontier.push(self.in_flight.pop(url))
-                self.dispatched -= 1
-            self._start_fetcher()
+        for worker_id, process in self.fetchers.items():
+            if process.exitcode is not None:
+                raise FetcherDied(f"fetcher {worker_id} died (exit code {process.exitcode})")
+
+    def _unqueue(self) -> None:
+        """Warm stop: take back the tasks still waiting in the queue (no fetcher started
+        them), so only fetches already under way are finished."""
+        self._unqueued = True
+        while True:
+            try:
+                task = self.tasks.get(timeout=UNQUEUE_WAIT_S)
+            except queue.Empty:
+                return
+            self.in_flight.pop(task.url, None)
+            self.dispatched -= 1
+            self.frontier.push(task)
+
+    def _abandon(self, reason: str) -> None:
+        """After an abort: list the frontier and the URLs in flight as skipped (the
+        in-flight ones stay in flight in the table: their fetch may have happened)."""
+        self.skipped.extend((task, f"{reason} (in flight)") for task in self.in_flight.values())
+        self.in_flight.clear()
+        tasks = list(self.frontier.drain())
+        self.skipped.extend((task, reason) for task in tasks)
+        try:
+            self.table.mark_many([t.url for t in tasks], "skipped")
+        except Exception:  # the manager may be what died
+            log.warning("could not mark %d frontier URL(s) skipped in the visited table", len(tasks))
+        self.counters.skipped_by_reason[reason] += len(tasks)
 
     def _skip_frontier(self, reason: str) -> None:
         """Mark what is left in the frontier skipped (a limit or a stop ended the crawl)."""

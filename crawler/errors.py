@@ -22,5 +22,9 @@ class SeedFailed(CrawlerError):
     """Nothing was crawled: every seed failed (connection refused, timeout, HTTP 404...)."""
 
 
+class FetcherDied(CrawlerError):
+    """A fetcher process died (killed, out of memory); the crawl stops at once."""
+
+
 class ManagerDied(CrawlerError):
     """The process hosting the visited table went away during the crawl."""

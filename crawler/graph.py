@@ -54,6 +54,28 @@ class LinkGraph:
                 f.write(f"{source}\t{target}\t{kind}\t{int(in_scope)}\n")
         return len(self.edges)
 
+    def redirect_cycles(self, fetched) -> list[list[str]]:
+        """Cycles of redirects among fetched URLs, each listed from its smallest URL.
+
+        A loop followed within one redirect chain is caught while crawling (the URL that
+        closes it fails with "redirect loop"); this finds the loops whose URLs were
+        discovered separately, where each fetcher saw only one hop.
+        """
+        target = {s: t for (s, t), (kind, _) in self.edges.items()
+                  if kind == REDIRECT and s in fetched and t in fetched}
+        cycles, done = [], set()
+        for start in sorted(target):
+            path, node = [], start
+            while node in target and node not in done and node not in path:
+                path.append(node)
+                node = target[node]
+            if node in path:  # a new cycle: the part of the path from node on
+                cycle = path[path.index(node):]
+                first = cycle.index(min(cycle))
+                cycles.append(cycle[first:] + cycle[:first])
+            done.update(path)
+        return cycles
+
     def tree(self, roots, fetched) -> list[tuple[int, str]]:
         """Breadth-first spanning tree over edges into ``fetched`` URLs.
 

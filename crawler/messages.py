@@ -1,8 +1,7 @@
 """The only things that cross a process boundary: small, frozen, picklable messages.
 
 Dispatcher -> fetchers (task queue): :class:`FetchTask`, or :data:`STOP`.
-Fetchers -> dispatcher (result queue): :class:`TaskStarted`, then one :class:`TaskDone`
-per task. Page bodies and Markdown never cross a queue: fetchers write them to disk.
+Fetchers -> dispatcher (result queue): one :class:`TaskDone` per task. Page bodies and Markdown never cross a queue: fetchers write them to disk.
 """
 
 from __future__ import annotations
@@ -18,6 +17,8 @@ NON_HTML = "non_html"  # fetched, recorded without Markdown
 REDIRECT = "redirect"  # 3xx: recorded as a redirect to its target
 FAILED = "failed"      # HTTP >= 400, network error, redirect loop...: see TaskDone.error
 OUTCOMES = (PAGE, NON_HTML, REDIRECT, FAILED)
+#: Start of TaskDone.error when the visited table failed (the manager may have died).
+TABLE_ERROR = "internal error: visited table"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -46,14 +47,6 @@ class FetchTask:
     def fetch_url(self) -> str:
         """The URL to request."""
         return self.request_url or self.url
-
-
-@dataclasses.dataclass(frozen=True, slots=True)
-class TaskStarted:
-    """A fetcher thread took ``url`` from the task queue (so a dead fetcher's work is known)."""
-
-    worker_id: int
-    url: str
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -194,8 +194,10 @@ VisitedManager.register("VisitedTable", VisitedTable, proxytype=VisitedProxy)
 
 
 def _ignore_sigint() -> None:
-    """Children leave Ctrl-C to the dispatcher (it owns the warm and cold stop)."""
+    """Children leave Ctrl-C to the dispatcher (it owns the warm and cold stop), and
+    SIGTERM kills them, whatever handler a forked parent had installed."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def start_manager(ctx) -> VisitedManager:

@@ -25,8 +25,8 @@ from crawler.extract import effective_base, extract, link_targets
 from crawler.fetch import FetchError, HttpClient, Response
 from crawler.graph import LINK, REDIRECT as REDIRECT_EDGE
 from crawler.markdown import to_markdown
-from crawler.messages import (FAILED, NON_HTML, PAGE, REDIRECT, STOP, FetchTask, TaskDone,
-                              TaskStarted)
+from crawler.messages import (FAILED, NON_HTML, PAGE, REDIRECT, STOP, TABLE_ERROR, FetchTask,
+                              TaskDone)
 from crawler.scope import Scope
 from crawler.store import RecordWriter
 from crawler.urlnorm import normalize, request_url
@@ -41,6 +41,10 @@ def utc_now_iso() -> str:
 def markdown_fingerprint(markdown: str) -> str:
     """16 hex digits of the xxh3-64 hash of the Markdown's UTF-8 bytes."""
     return xxhash.xxh3_64_hexdigest(markdown.encode("utf-8"))
+
+
+class RecordWritten(Exception):
+    """The visited table failed after the task's record was written."""
 
 
 class PageProcessor:
@@ -116,7 +120,10 @@ class PageProcessor:
         record = self._record(task, response, **fields)
         self.writer.write(record, edges)
         state = "failed" if outcome == FAILED else "visited"
-        won = self.table.settle(task.url, state, [t.url for t in claims])
+        try:
+            won = self.table.settle(task.url, state, [t.url for t in claims])
+        except Exception as exc:  # the record is on disk: crash() must not write another
+            raise RecordWritten(task.url) from exc
         discovered = tuple(t for t, w in zip(claims, won) if w)
         return TaskDone(self.worker_id, task.url, outcome,
                         response.status if response else None, record["error"],
@@ -161,6 +168,10 @@ class PageProcessor:
 
     def crash(self, task: FetchTask, exc: BaseException) -> TaskDone:
         """Record an unexpected exception as a failure of ``task``; best effort."""
+        if isinstance(exc, RecordWritten):
+            cause = exc.__cause__
+            return TaskDone(self.worker_id, task.url, FAILED, None,
+                            f"{TABLE_ERROR}: {type(cause).__name__}")
         reason = f"internal error: {type(exc).__name__}"
         try:
             self.writer.write(self._record(task, None, error=f"{reason}: {exc}"), ())
@@ -183,7 +194,6 @@ def _thread_loop(processor: PageProcessor, tasks, results) -> None:
             task = tasks.get()
             if task is STOP:
                 return
-            results.put(TaskStarted(processor.worker_id, task.url))
             try:
                 done = processor.run(task, client)
             except Exception as exc:  # a fetcher that raises never takes the crawl down
@@ -200,10 +210,11 @@ def fetcher_main(worker_id: int, config, tasks, results, table) -> None:
         worker_id: fetcher number, names its output files.
         config: the frozen :class:`crawler.config.CrawlConfig`.
         tasks: the bounded task queue (:class:`FetchTask` or :data:`STOP`).
-        results: the result queue (:class:`TaskStarted`, :class:`TaskDone`).
+        results: the result queue (:class:`TaskDone`).
         table: proxy of the manager-hosted visited table.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the dispatcher owns Ctrl-C
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's warm-stop handler (fork)
     writer = RecordWriter(config.out_dir, worker_id)
     processor = PageProcessor(worker_id, config, table, writer)
     threads = [threading.Thread(target=_thread_loop, args=(processor, tasks, results),

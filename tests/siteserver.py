@@ -11,6 +11,7 @@ import collections
 import http.server
 import mimetypes
 import os
+import sys
 import threading
 import urllib.parse
 
@@ -29,6 +30,14 @@ class Route:
 def redirect(location: str, status: int = 301) -> Route:
     """A redirect route to ``location``."""
     return Route(b"", status, {"Location": location}, content_type=None)
+
+
+class _QuietServer(http.server.ThreadingHTTPServer):
+    """A client hanging up mid-response (a killed fetcher, a timeout) is expected here."""
+
+    def handle_error(self, request, client_address):
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
 
 
 class SiteServer:
@@ -63,7 +72,7 @@ class SiteServer:
                 self.end_headers()
                 self.wfile.write(route.body)
 
-        self.httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.port = self.httpd.server_address[1]
         self.base = f"http://127.0.0.1:{self.port}"

@@ -241,3 +241,16 @@ def test_C17_redirect_to_another_host_is_not_followed(tmp_path):
     assert (server.url("/ads/click?id=9"), "http://www.example.org/landing", "redirect", "0") \
         in read_edges(str(tmp_path / "out"))
     assert (summary["claimed"], summary["redirects"], summary["reconciled"]) == (2, 1, True)
+
+
+def test_a_redirect_loop_between_separately_found_urls_is_reported(tmp_path):
+    """/ra -> /rb and /rb -> /ra, both linked from the seed: whichever fetcher sees each
+    hop finds the target already claimed; the summary names the cycle."""
+    with SiteServer() as server:
+        server.routes.update({"/": page("Home", "/ra", "/rb"),
+                              "/ra": redirect("/rb", 302), "/rb": redirect("/ra", 302)})
+        summary, records = run_crawl(tmp_path, server.url("/"), workers=2, threads=1)
+        hits = dict(server.hits)
+    assert hits == {"/": 1, "/ra": 1, "/rb": 1}
+    assert summary["redirect_cycles"] == [[server.url("/ra"), server.url("/rb")]]
+    assert summary["reconciled"]

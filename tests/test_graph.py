@@ -174,3 +174,13 @@ def test_write_tree_of_nothing_is_an_empty_file(tmp_path):
     path = tmp_path / "tree.txt"
     write_tree([], str(path))
     assert path.read_bytes() == b""
+
+
+def test_redirect_cycles_found_once_each_from_their_smallest_url():
+    g = LinkGraph()
+    for s, t in (("c", "a"), ("a", "b"), ("b", "c"), ("x", "y"), ("y", "x"), ("p", "a"), ("q", "z")):
+        g.add(s, t, "redirect")
+    g.add("a", "x", "link")
+    fetched = {"a", "b", "c", "x", "y", "p", "q", "z"}
+    assert g.redirect_cycles(fetched) == [["a", "b", "c"], ["x", "y"]]
+    assert g.redirect_cycles(fetched - {"b"}) == [["x", "y"]]

@@ -14,7 +14,7 @@ import pytest
 import crawler.worker as worker
 from crawler.config import CrawlConfig
 from crawler.fetch import HttpClient
-from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT, STOP, FetchTask, TaskDone, TaskStarted
+from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT, STOP, FetchTask, TaskDone
 from crawler.store import RecordWriter, edges_path, pages_path
 from crawler.visited import VisitedTable
 from siteserver import Route, SiteServer, redirect
@@ -356,15 +356,12 @@ def test_thread_loop_survives_an_exception(make, monkeypatch):
     thread.join(WAIT_S)
     assert not thread.is_alive()
 
-    got = [results.get(timeout=WAIT_S) for _ in range(4)]
+    got = [results.get(timeout=WAIT_S) for _ in range(2)]
     assert results.empty()
-    assert got[0] == TaskStarted(0, bad)
-    assert isinstance(got[1], TaskDone)
-    assert (got[1].url, got[1].outcome) == (bad, FAILED)
-    assert got[1].error.startswith("internal error")
-    assert got[1].error == "internal error: RuntimeError"
-    assert got[2] == TaskStarted(0, good)
-    assert (got[3].url, got[3].outcome, got[3].status) == (good, PAGE, 200)
+    assert isinstance(got[0], TaskDone)
+    assert (got[0].url, got[0].outcome) == (bad, FAILED)
+    assert got[0].error == "internal error: RuntimeError"
+    assert (got[1].url, got[1].outcome, got[1].status) == (good, PAGE, 200)
     assert tasks.get_nowait() == FetchTask(u("/never"), 0)  # the loop stopped at STOP
     assert h.table.state(bad) == "failed"
     assert h.table.state(good) == "visited"
@@ -379,3 +376,21 @@ def test_utc_now_iso_format():
 def test_markdown_fingerprint_is_xxh3_hex():
     assert worker.markdown_fingerprint("") == "2d06800538d394c2"
     assert len(worker.markdown_fingerprint("# héllo")) == 16
+
+
+def test_a_table_failure_after_the_record_is_written_writes_no_second_record(make, monkeypatch):
+    h = make({"/": Route("<title>T</title>")})
+    u = h.site.url
+    h.table.claim(u("/"))
+
+    def broken_settle(url, state, links):
+        raise BrokenPipeError("manager gone")
+
+    monkeypatch.setattr(h.table, "settle", broken_settle)
+    tasks, results = queue.Queue(), queue.Queue()
+    for item in (FetchTask(u("/"), 0), STOP):
+        tasks.put(item)
+    worker._thread_loop(h.processor, tasks, results)
+    done = results.get(timeout=WAIT_S)
+    assert (done.outcome, done.error) == (FAILED, "internal error: visited table: BrokenPipeError")
+    assert [r["url"] for r in h.records()] == [u("/")]  # one record, the real one

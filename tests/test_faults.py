@@ -1,0 +1,125 @@
+"""Faults around the processes: a killed fetcher, a killed manager, Ctrl-C once and twice.
+
+Each test runs ``python -m crawler`` as a subprocess against a slow local site and acts
+on it part-way (deadlines on every wait, never a bare sleep to synchronize).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import psutil
+import pytest
+
+from siteserver import Route, SiteServer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEADLINE_S = 60
+
+
+class SlowSite(SiteServer):
+    """Pages /0 .. /count-1, each answering after ``delay_s`` and linking to the next
+    ten; ``hit_event`` is set once ``hits_wanted`` requests arrived."""
+
+    def __init__(self, count: int, delay_s: float, hits_wanted: int) -> None:
+        super().__init__({f"/{i}": Route(f"<title>{i}</title>" + "".join(
+            f'<a href="/{j}">{j}</a>' for j in range(i + 1, min(i + 11, count))))
+            for i in range(count)})
+        self.delay_s = delay_s
+        self.hits_wanted = hits_wanted
+        self.hit_event = threading.Event()
+
+    def lookup(self, target):
+        if sum(self.hits.values()) >= self.hits_wanted:
+            self.hit_event.set()
+        time.sleep(self.delay_s)
+        return super().lookup(target)
+
+
+def start_crawl(site: SiteServer, out, *args: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "crawler", site.url("/0"), "--out", str(out), "--workers", "2",
+         "--threads", "2", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True)
+
+
+def children_by_age(proc: subprocess.Popen) -> list[psutil.Process]:
+    """The crawl's child processes, oldest first: the manager, then the fetchers."""
+    kids = psutil.Process(proc.pid).children()
+    return sorted(kids, key=lambda p: p.create_time())
+
+
+def finish(proc: subprocess.Popen) -> tuple[int, str, str]:
+    out, err = proc.communicate(timeout=DEADLINE_S)
+    return proc.returncode, out, err
+
+
+def read_summary(out) -> dict:
+    with open(out / "summary.json", encoding="utf-8") as f:
+        return json.load(f)
+
+
+@pytest.mark.parametrize("victim", ["fetcher", "manager"])
+def test_a_killed_child_stops_the_crawl_with_one_line_and_no_orphans(tmp_path, victim):
+    out = tmp_path / "out"
+    with SlowSite(200, 0.05, hits_wanted=10) as site:
+        proc = start_crawl(site, out, "--quiet")
+        assert site.hit_event.wait(DEADLINE_S)
+        kids = children_by_age(proc)
+        assert len(kids) == 3  # the manager and two fetchers
+        target = kids[0] if victim == "manager" else kids[-1]
+        target.kill()
+        started = time.monotonic()
+        code, _, err = finish(proc)
+        stopped_after = time.monotonic() - started
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("crawler: error: "), err
+    assert ("fetcher" if victim == "fetcher" else "manager process died") in lines[0]
+    assert "Traceback" not in err
+    assert stopped_after < 30
+    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in kids)
+    summary = read_summary(out)
+    assert "died" in summary["stopped"] and summary["reconciled"] is False
+    with open(out / "skipped.tsv", encoding="utf-8") as f:
+        skipped = f.read().splitlines()[1:]
+    assert skipped and all("aborted" in row.split("\t")[3] for row in skipped)
+
+
+def test_ctrl_c_once_finishes_fetches_in_flight_and_exits_zero(tmp_path):
+    out = tmp_path / "out"
+    with SlowSite(200, 0.2, hits_wanted=8) as site:
+        proc = start_crawl(site, out, "--quiet")
+        assert site.hit_event.wait(DEADLINE_S)
+        proc.send_signal(signal.SIGINT)
+        sent_at = sum(site.hits.values())
+        code, stdout, err = finish(proc)
+        hits = dict(site.hits)
+    assert code == 0, err
+    summary = read_summary(out)
+    assert summary["stopped"] == "interrupted" and summary["reconciled"] is True
+    assert summary["skipped"] > 0 and summary["skipped_by_reason"] == {"interrupted": summary["skipped"]}
+    # only fetches already under way finish: at most one per fetcher thread after the signal
+    assert sum(hits.values()) - sent_at <= 2 * 2
+    assert set(hits.values()) == {1}
+    assert summary["visited"] + summary["failed"] == sum(hits.values())
+
+
+def test_ctrl_c_twice_aborts_promptly(tmp_path):
+    out = tmp_path / "out"
+    with SlowSite(200, 2.0, hits_wanted=2) as site:
+        proc = start_crawl(site, out, "--quiet")
+        assert site.hit_event.wait(DEADLINE_S)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(0.3)  # let the first signal be handled before the second (not a sync)
+        proc.send_signal(signal.SIGINT)
+        started = time.monotonic()
+        code, _, err = finish(proc)
+    assert code == 2 and "aborted" in err and "Traceback" not in err
+    assert time.monotonic() - started < 8
