@@ -172,7 +172,7 @@ def link_targets(page_url: str, page: PageLinks) -> list[tuple[str, str]]:
     for href in dict.fromkeys(page.hrefs):  # 39% of python3.11-doc hrefs repeat within their page
         sent = urlnorm.request_url(href, base)
         if sent is not None:
-            targets.setdefault(urlnorm.normalize(sent), sent)
+            targets.setdefault(urlnorm.key_of(sent), sent)
     return sorted(targets.items())
 
 

@@ -365,6 +365,15 @@ def request_url(url: str, base: str | None = None) -> str | None:
     return _run(REQUEST_PIPELINE, url, base)
 
 
+def key_of(sent: str) -> str:
+    """The :func:`normalize` form of a :func:`request_url` result: its query sorted.
+
+    Cheap (no re-parsing): ``key_of(request_url(x, b)) == normalize(x, b)``.
+    """
+    path, mark, query = sent.partition("?")
+    return path + mark + sort_query(query) if mark else sent
+
+
 def fingerprint(url: str) -> int:
     """64-bit visited-table key of a normalized URL: ``xxh3_64`` of its UTF-8 bytes.
 

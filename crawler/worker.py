@@ -29,7 +29,7 @@ from crawler.messages import (FAILED, NON_HTML, PAGE, REDIRECT, STOP, TABLE_ERRO
                               TaskDone)
 from crawler.scope import Scope
 from crawler.store import RecordWriter
-from crawler.urlnorm import normalize, request_url
+from crawler.urlnorm import key_of, request_url
 
 
 def utc_now_iso() -> str:
@@ -86,7 +86,7 @@ class PageProcessor:
         response = client.get(tried[-1])
         while response.location is not None and len(tried) <= self.config.max_redirects:
             sent = request_url(response.location, response.url)
-            if sent is None or sent in tried or normalize(sent) != task.url:
+            if sent is None or sent in tried or key_of(sent) != task.url:
                 break
             tried.append(sent)
             response = client.get(sent)
@@ -136,7 +136,7 @@ class PageProcessor:
         sent = request_url(response.location, response.url)
         if sent is None:
             return self._fail(task, "bad redirect location", response)
-        target = normalize(sent)
+        target = key_of(sent)
         chain = task.redirect_chain + (task.url,)
         in_scope = target in self.scope
         edges = [(task.url, target, REDIRECT_EDGE, in_scope)]

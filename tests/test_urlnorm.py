@@ -478,7 +478,7 @@ def _check(url, base):
     request = urlnorm.request_url(url, base)
     assert (request is None) == (out is None)
     if request is not None:  # the request form keys to the same URL and is stable
-        assert normalize(request) == out
+        assert normalize(request) == out == urlnorm.key_of(request)
         assert urlnorm.request_url(request) == request
 
 
