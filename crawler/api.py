@@ -46,6 +46,10 @@ def prepare_output(out_dir: str) -> None:
         raise OutputError(f"cannot write to output folder {out_dir!r}: {exc.strerror or exc}") from None
 
 
+class Aborted(CrawlerError):
+    """A cold stop (second Ctrl-C or SIGTERM): raised to the caller as KeyboardInterrupt."""
+
+
 class _SignalStop:
     """First SIGINT/SIGTERM: warm stop (finish in-flight fetches); second: KeyboardInterrupt."""
 
@@ -81,6 +85,7 @@ def crawl(config: CrawlConfig) -> dict:
     Raises:
         ConfigError: an invalid setting.
         OutputError: the output folder is not writable.
+        KeyboardInterrupt: a second Ctrl-C/SIGTERM aborted the crawl (outputs written).
         SeedFailed: nothing was visited because the seed failed (outputs are still
             written, so the failure's record is there to read).
         FetcherDied, ManagerDied: a child process died; the crawl stopped at once (outputs
@@ -103,6 +108,8 @@ def crawl(config: CrawlConfig) -> dict:
                 dispatcher.run()
         except (FetcherDied, ManagerDied) as exc:
             aborted = exc  # outputs are still written: every URL not fetched is listed
+        except KeyboardInterrupt:
+            aborted = Aborted("aborted by a second signal")
         try:
             states = table.counts()
         except (OSError, EOFError):  # the manager died: its counts are lost
@@ -111,6 +118,8 @@ def crawl(config: CrawlConfig) -> dict:
         manager.shutdown()
     wall_s = time.monotonic() - started
     summary = finish_outputs(config, dispatcher, states, wall_s, aborted)
+    if isinstance(aborted, Aborted):
+        raise KeyboardInterrupt(f"{aborted}; outputs in {config.out_dir}")
     if aborted is not None:
         raise type(aborted)(f"{aborted}; the crawl stopped, outputs in {config.out_dir}")
     seed = dispatcher.seed_outcome

@@ -127,8 +127,8 @@ def main(argv=None) -> int:
     except CrawlerError as exc:
         print(f"crawler: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    except KeyboardInterrupt:
-        print("crawler: aborted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"crawler: {exc or 'aborted'}", file=sys.stderr)
         return EXIT_ERROR
     keys = ("pages", "non_html", "redirects", "failed", "skipped", "claimed", "wall_s",
             "pages_per_s", "peak_rss_bytes", "reconciled")

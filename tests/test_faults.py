@@ -121,5 +121,11 @@ def test_ctrl_c_twice_aborts_promptly(tmp_path):
         proc.send_signal(signal.SIGINT)
         started = time.monotonic()
         code, _, err = finish(proc)
-    assert code == 2 and "aborted" in err and "Traceback" not in err
+    assert code == 2 and "Traceback" not in err
+    assert err.strip().splitlines() == [f"crawler: aborted by a second signal; outputs in {out}"]
     assert time.monotonic() - started < 8
+    summary = read_summary(out)  # a cold stop still writes the outputs
+    assert summary["stopped"] == "aborted by a second signal"
+    with open(out / "skipped.tsv", encoding="utf-8") as f:
+        rows = f.read().splitlines()[1:]
+    assert rows and all(row.split("\t")[3].startswith("aborted") for row in rows)
