@@ -12,19 +12,19 @@ Output folder after a crawl:
 
 from __future__ import annotations
 
+import collections
 import json
 import logging
 import multiprocessing
 import os
-import signal
-import threading
 import time
 
 from crawler.config import CrawlConfig
-from crawler.dispatcher import Dispatcher
+from crawler.dispatcher import IN_FLIGHT, Dispatcher
 from crawler.errors import CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
 from crawler.graph import LinkGraph, write_tree
 from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
+from crawler.signals import StopOnSignal, sigint_deferred
 from crawler.visited import start_manager
 
 log = logging.getLogger("crawler")
@@ -50,29 +50,6 @@ class Aborted(CrawlerError):
     """A cold stop (second Ctrl-C or SIGTERM): raised to the caller as KeyboardInterrupt."""
 
 
-class _SignalStop:
-    """First SIGINT/SIGTERM: warm stop (finish in-flight fetches); second: KeyboardInterrupt."""
-
-    def __init__(self, dispatcher: Dispatcher) -> None:
-        self.dispatcher = dispatcher
-        self.previous = {}
-
-    def __enter__(self):
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            self.previous[sig] = signal.signal(sig, self._handle)
-        return self
-
-    def _handle(self, signum, frame) -> None:
-        if self.dispatcher.stop_reason is not None:
-            raise KeyboardInterrupt
-        log.warning("stopping: finishing fetches in flight (signal again to abort)")
-        self.dispatcher.request_stop("interrupted")
-
-    def __exit__(self, *exc) -> None:
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)
-
-
 def crawl(config: CrawlConfig) -> dict:
     """Run one crawl to the end and write every output file.
 
@@ -95,29 +72,33 @@ def crawl(config: CrawlConfig) -> dict:
     prepare_output(config.out_dir)
     ctx = multiprocessing.get_context(config.start_method)
     started = time.monotonic()
-    manager = start_manager(ctx)
-    aborted: CrawlerError | None = None
-    try:
-        table = manager.VisitedTable(config.shards)
-        dispatcher = Dispatcher(config, ctx, table, manager)
+    with StopOnSignal() as signals:
+        manager = None
         try:
-            if threading.current_thread() is threading.main_thread():
-                with _SignalStop(dispatcher):
-                    dispatcher.run()
-            else:
+            with sigint_deferred(ctx.get_start_method()):  # a Ctrl-C waits for the children to boot
+                manager = start_manager(ctx)
+                table = manager.VisitedTable(config.shards)
+                dispatcher = Dispatcher(config, ctx, table, manager)
+                signals.attach(dispatcher.request_stop)
+                dispatcher.start()
+            aborted: CrawlerError | None = None
+            try:
                 dispatcher.run()
-        except (FetcherDied, ManagerDied) as exc:
-            aborted = exc  # outputs are still written: every URL not fetched is listed
-        except KeyboardInterrupt:
-            aborted = Aborted("aborted by a second signal")
-        try:
-            states = table.counts()
-        except (OSError, EOFError):  # the manager died: its counts are lost
-            states = None
-    finally:
-        manager.shutdown()
-    wall_s = time.monotonic() - started
-    summary = finish_outputs(config, dispatcher, states, wall_s, aborted)
+            except (FetcherDied, ManagerDied) as exc:
+                aborted = exc  # outputs are still written: every URL not fetched is listed
+            except KeyboardInterrupt:
+                aborted = Aborted("aborted by a second signal")
+            signals.finishing = True
+            try:
+                states = table.counts()
+            except (OSError, EOFError):  # the manager died: its counts are lost
+                states = None
+            manager.shutdown()
+            summary = finish_outputs(config, dispatcher, states,
+                                     time.monotonic() - started, aborted)
+        finally:
+            if manager is not None:
+                manager.shutdown()  # idempotent
     if isinstance(aborted, Aborted):
         raise KeyboardInterrupt(f"{aborted}; outputs in {config.out_dir}")
     if aborted is not None:
@@ -127,6 +108,29 @@ def crawl(config: CrawlConfig) -> dict:
         raise SeedFailed(f"seed {seed.url} could not be crawled ({seed.error}); "
                          f"outputs in {config.out_dir}")
     return summary
+
+
+#: Skip reason of in-scope links of recorded pages that an abort left unclaimed.
+NEVER_CLAIMED = "aborted: linked from a recorded page, never claimed"
+
+
+def never_claimed(config: CrawlConfig, graph: LinkGraph, tree, dispatcher: Dispatcher) -> list:
+    """After an abort: in-scope link targets of recorded pages that are neither recorded
+    nor listed as skipped (the visited table failed before their claim, or the fetcher
+    died before it reported them), within ``max_depth`` by tree depth.
+
+    Returns ``[(url, depth, parent, reason)]`` sorted by URL.
+    """
+    depth_of = {url: depth for depth, url in tree}
+    listed = dispatcher.fetched | {task.url for task, _ in dispatcher.skipped}
+    found: dict[str, tuple[int, str]] = {}
+    for (source, target), (_kind, in_scope) in graph.edges.items():
+        if not in_scope or target in listed or source not in depth_of:
+            continue
+        depth = depth_of[source] + 1
+        if config.max_depth is None or depth <= config.max_depth:
+            found.setdefault(target, (depth, source))
+    return [(url, depth, parent, NEVER_CLAIMED) for url, (depth, parent) in sorted(found.items())]
 
 
 def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | None,
@@ -142,15 +146,21 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
     out = config.out_dir
     graph = LinkGraph.load(out)
     edge_count = graph.write_tsv(os.path.join(out, "edges.tsv"))
-    write_tree(graph.tree(config.seeds, dispatcher.fetched), os.path.join(out, "tree.txt"))
+    tree = graph.tree(config.seed_keys, dispatcher.fetched)
+    write_tree(tree, os.path.join(out, "tree.txt"))
+    skipped = [(t.url, t.depth, t.parent, reason) for t, reason in dispatcher.skipped]
+    if aborted is not None:
+        skipped += never_claimed(config, graph, tree, dispatcher)
     with open(os.path.join(out, "skipped.tsv"), "w", encoding="utf-8") as f:
         f.write("url\tdepth\tparent\treason\n")
-        for task, reason in dispatcher.skipped:
-            f.write(f"{task.url}\t{task.depth}\t{task.parent or ''}\t{reason}\n")
+        for url, depth, parent, reason in skipped:
+            f.write(f"{url}\t{depth}\t{parent or ''}\t{reason}\n")
     c = dispatcher.counters
-    if states is None:
+    if states is None:  # the table is lost: what the dispatcher itself saw
         claimed, reconciled = None, False
-        states = dict.fromkeys(("visited", "failed", "skipped", "in_flight"))
+        states = {"visited": c.visited, "failed": c.failed,
+                  "skipped": sum(1 for _, reason in dispatcher.skipped if not reason.endswith(IN_FLIGHT)),
+                  "in_flight": sum(1 for _, reason in dispatcher.skipped if reason.endswith(IN_FLIGHT))}
     else:
         claimed = sum(states.values())
         reconciled = (claimed == states["visited"] + states["failed"] + states["skipped"]
@@ -167,8 +177,8 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "non_html": c.outcomes[NON_HTML],
         "redirects": c.outcomes[REDIRECT],
         "failed_by_reason": dict(sorted(c.failed_by_reason.items())),
-        "skipped_by_reason": dict(sorted((k, v) for k, v in c.skipped_by_reason.items() if v)),
-        "redirect_cycles": graph.redirect_cycles(dispatcher.fetched),
+        "skipped_by_reason": dict(sorted(collections.Counter(row[3] for row in skipped).items())),
+        "redirect_cycles": graph.redirect_cycles(dispatcher.redirected),
         "stopped": str(aborted) if aborted is not None else dispatcher.stop_reason,
         "edges": edge_count,
         "body_bytes": c.body_bytes,

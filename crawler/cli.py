@@ -17,7 +17,7 @@ import sys
 from crawler import __version__
 from crawler.config import DEFAULT_SHARDS, DEFAULT_THREADS, CrawlConfig, default_workers
 from crawler.errors import ConfigError, CrawlerError
-from crawler.urlnorm import normalize
+from crawler.urlnorm import request_url
 
 EXIT_OK, EXIT_ERROR = 0, 2
 
@@ -98,7 +98,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
     """Build and validate the config. Raises ConfigError for a bad seed or setting."""
     seeds = []
     for raw in args.seeds:
-        url = normalize(raw)
+        url = request_url(raw)
         if url is None:
             raise ConfigError(f"invalid seed URL {raw!r}: need an absolute http:// or https:// URL")
         seeds.append(url)
@@ -116,6 +116,14 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
 
 def main(argv=None) -> int:
     """Run the command line; returns the exit code."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt as exc:  # also a Ctrl-C while the modules load
+        print(f"crawler: {str(exc) or 'aborted'}", file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _main(argv) -> int:
     from crawler.api import crawl  # imported here so --help stays fast
 
     args = build_parser().parse_args(argv)
@@ -126,9 +134,6 @@ def main(argv=None) -> int:
         summary = crawl(config)
     except CrawlerError as exc:
         print(f"crawler: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except KeyboardInterrupt as exc:
-        print(f"crawler: {exc or 'aborted'}", file=sys.stderr)
         return EXIT_ERROR
     keys = ("pages", "non_html", "redirects", "failed", "skipped", "claimed", "wall_s",
             "pages_per_s", "peak_rss_bytes", "reconciled")

@@ -13,6 +13,7 @@ import os
 import re
 
 from crawler.errors import ConfigError
+from crawler.urlnorm import key_of
 
 #: Default visited-table shard count; must be a power of two.
 DEFAULT_SHARDS = 64
@@ -41,7 +42,8 @@ class CrawlConfig:
     """Settings of one crawl.
 
     Attributes:
-        seeds: normalized absolute seed URLs (the first one is the root of the tree).
+        seeds: seed URLs in request form (:func:`crawler.urlnorm.request_url`: normalized,
+            the query as written); the first one is the root of the tree.
         out_dir: output folder; created if missing.
         workers: fetcher processes (>= 1).
         threads: threads per fetcher process (>= 1); they overlap network waits.
@@ -85,6 +87,11 @@ class CrawlConfig:
     shards: int = DEFAULT_SHARDS
     start_method: str | None = None
     progress_interval_s: float = 5.0
+
+    @property
+    def seed_keys(self) -> tuple[str, ...]:
+        """The seeds' visited-table keys (:func:`crawler.urlnorm.key_of`)."""
+        return tuple(key_of(seed) for seed in self.seeds)
 
     @property
     def task_queue_size(self) -> int:

@@ -44,7 +44,7 @@ import time
 
 from crawler.errors import CrawlerError, FetcherDied, ManagerDied
 from crawler.frontier import MemoryFrontier
-from crawler.messages import STOP, TABLE_ERROR, FetchTask, TaskDone
+from crawler.messages import REDIRECT, STOP, FetchTask, TaskDone
 from crawler.stats import CrawlCounters, ProcessTreeMonitor
 from crawler.worker import fetcher_main
 
@@ -54,6 +54,8 @@ log = logging.getLogger("crawler")
 LIVENESS_CHECK_S = 1.0
 #: Seconds the warm stop waits on the task queue while taking tasks back.
 UNQUEUE_WAIT_S = 0.2
+#: Suffix of the skip reason of URLs that were in flight when the crawl aborted.
+IN_FLIGHT = " (in flight)"
 #: Seconds given to a fetcher to exit after STOP, then after terminate().
 JOIN_TIMEOUT_S = 10.0
 
@@ -82,6 +84,7 @@ class Dispatcher:
         self.fetchers: dict[int, object] = {}
         self.in_flight: dict[str, FetchTask] = {}   # url -> task, put on the queue, not done
         self.fetched: set[str] = set()             # every URL with a record
+        self.redirected: set[str] = set()          # URLs recorded as redirects
         self.dispatched = 0
         self.stop_reason: str | None = None
         self.skipped: list[tuple[FetchTask, str]] = []
@@ -102,13 +105,13 @@ class Dispatcher:
                 once, and every URL not fetched is listed in :attr:`skipped`.
             KeyboardInterrupt: a second Ctrl-C (cold stop).
         """
-        for _ in range(self.config.workers):
-            self._start_fetcher()
+        if not self.fetchers:
+            self.start()
         try:
-            seeds = list(self.config.seeds)
-            for seed, won in zip(seeds, self.table.claim_many(seeds)):
+            keys = self.config.seed_keys
+            for seed, key, won in zip(self.config.seeds, keys, self.table.claim_many(keys)):
                 if won:
-                    self.frontier.push(FetchTask(seed, 0))
+                    self.frontier.push(FetchTask(key, 0, request_url=None if seed == key else seed))
             self._loop()
             self._check_children()  # a manager that died near the end must not pass unseen
             self.monitor.sample()  # CPU and memory of every child before they exit
@@ -120,6 +123,11 @@ class Dispatcher:
         finally:
             self._shutdown()
 
+    def start(self) -> None:
+        """Start the fetcher processes (:meth:`run` does it if not done yet)."""
+        for _ in range(self.config.workers):
+            self._start_fetcher()
+
     def request_stop(self, reason: str = "interrupted") -> None:
         """Warm stop: dispatch nothing more; the loop ends when in-flight work is done."""
         if self.stop_reason is None:
@@ -130,7 +138,8 @@ class Dispatcher:
         self._next_worker_id += 1
         process = self.ctx.Process(
             target=fetcher_main, name=f"crawler-fetcher-{worker_id}",
-            args=(worker_id, self.config, self.tasks, self.results, self.table))
+            args=(worker_id, self.config, self.tasks, self.results, self.table),
+            daemon=True)  # if this process dies, multiprocessing's exit hook ends them
         process.start()
         self.fetchers[worker_id] = process
 
@@ -199,12 +208,14 @@ class Dispatcher:
     def _handle(self, message: TaskDone) -> None:
         self.in_flight.pop(message.url, None)
         self.fetched.add(message.url)
+        if message.outcome == REDIRECT:
+            self.redirected.add(message.url)
         self.counters.add(message)
-        if message.url in self.config.seeds and self.seed_outcome is None:
+        if message.url in self.config.seed_keys and self.seed_outcome is None:
             self.seed_outcome = message
         for task in message.discovered:
             self.frontier.push(task)
-        if message.error and message.error.startswith(TABLE_ERROR):
+        if message.table_failed:
             self._check_children()
 
     def _check_children(self) -> None:
@@ -230,9 +241,15 @@ class Dispatcher:
             self.frontier.push(task)
 
     def _abandon(self, reason: str) -> None:
-        """After an abort: list the frontier and the URLs in flight as skipped (the
-        in-flight ones stay in flight in the table: their fetch may have happened)."""
-        self.skipped.extend((task, f"{reason} (in flight)") for task in self.in_flight.values())
+        """After an abort: take in the results already sent, then list the frontier and
+        the URLs still in flight as skipped (the in-flight ones stay in flight in the
+        table: their fetch may have happened)."""
+        while self.in_flight:
+            try:
+                self._handle(self.results.get(timeout=UNQUEUE_WAIT_S))
+            except (queue.Empty, OSError, EOFError, ValueError):
+                break
+        self.skipped.extend((task, reason + IN_FLIGHT) for task in self.in_flight.values())
         self.in_flight.clear()
         tasks = list(self.frontier.drain())
         self.skipped.extend((task, reason) for task in tasks)
@@ -240,7 +257,6 @@ class Dispatcher:
             self.table.mark_many([t.url for t in tasks], "skipped")
         except Exception:  # the manager may be what died
             log.warning("could not mark %d frontier URL(s) skipped in the visited table", len(tasks))
-        self.counters.skipped_by_reason[reason] += len(tasks)
 
     def _skip_frontier(self, reason: str) -> None:
         """Mark what is left in the frontier skipped (a limit or a stop ended the crawl)."""
@@ -253,7 +269,6 @@ class Dispatcher:
                 batch = []
         if batch:
             self.table.mark_many([t.url for t in batch], "skipped")
-        self.counters.skipped_by_reason[reason] += len(self.skipped)
 
     def _progress(self) -> None:
         now = time.monotonic()

@@ -23,7 +23,7 @@ from crawler import __version__
 from crawler.errors import CrawlerError
 
 #: Default User-Agent: project name and version, so site owners can tell who we are.
-DEFAULT_USER_AGENT = f"crawler/{__version__} (+https://pypi.org/project/crawler/)"
+DEFAULT_USER_AGENT = f"crawler/{__version__} (corpus crawler; python-requests)"
 #: Bytes asked of the socket per read; read1 returns as soon as any data arrived.
 READ_CHUNK_BYTES = 64 * 1024
 
@@ -95,12 +95,20 @@ class _WatchedHTTPSPool(HTTPSConnectionPool):
 
 
 class _WatchedAdapter(HTTPAdapter):
-    """requests adapter whose pools use the watched connection classes."""
+    """requests adapter whose pools use the watched connection classes, and which sends
+    an empty query (``/p?``) as written: requests would send ``/p``, another URL
+    (RFC 3986 §6.2.3 keeps an empty query distinct from none)."""
 
     def init_poolmanager(self, *args, **kwargs):
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = {"http": _WatchedHTTPPool,
                                                    "https": _WatchedHTTPSPool}
+
+    def request_url(self, request, proxies):
+        target = super().request_url(request, proxies)
+        if request.url.endswith("?") and not target.endswith("?"):
+            target += "?"
+        return target
 
 
 class FetchError(CrawlerError):
@@ -201,8 +209,12 @@ class HttpClient:
     def _get(self, url: str, started: float) -> Response:
         """:meth:`get` without the watchdog; translates every foreign exception."""
         try:
-            with self.session.get(url, stream=True, allow_redirects=False,
-                                  timeout=self.timeout) as resp:
+            prepared = self.session.prepare_request(requests.Request("GET", url))
+            prepared.url = url  # already normalized; requests would drop an empty query
+            settings = self.session.merge_environment_settings(url, {}, True, None, None)
+            settings["stream"] = True
+            with self.session.send(prepared, allow_redirects=False, timeout=self.timeout,
+                                   **settings) as resp:
                 # requests re-reads the Latin-1-decoded header bytes as UTF-8, as browsers do
                 location = self.session.get_redirect_target(resp)
                 if location is not None:

@@ -17,8 +17,6 @@ NON_HTML = "non_html"  # fetched, recorded without Markdown
 REDIRECT = "redirect"  # 3xx: recorded as a redirect to its target
 FAILED = "failed"      # HTTP >= 400, network error, redirect loop...: see TaskDone.error
 OUTCOMES = (PAGE, NON_HTML, REDIRECT, FAILED)
-#: Start of TaskDone.error when the visited table failed (the manager may have died).
-TABLE_ERROR = "internal error: visited table"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -62,6 +60,8 @@ class TaskDone:
             when ``outcome`` is :data:`FAILED`, else ``None``.
         body_bytes: bytes of body read (after content decoding).
         discovered: new URLs this task won in the visited table, as tasks to schedule.
+        table_failed: the visited table raised after the record was written (the links
+            could not be claimed; the manager may have died).
     """
 
     worker_id: int
@@ -71,3 +71,4 @@ class TaskDone:
     error: str | None = None
     body_bytes: int = 0
     discovered: tuple[FetchTask, ...] = ()
+    table_failed: bool = False

@@ -49,7 +49,6 @@ class CrawlCounters:
     def __init__(self) -> None:
         self.outcomes: collections.Counter[str] = collections.Counter()
         self.failed_by_reason: collections.Counter[str] = collections.Counter()
-        self.skipped_by_reason: collections.Counter[str] = collections.Counter()
         self.body_bytes = 0
 
     def add(self, done) -> None:

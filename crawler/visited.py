@@ -21,10 +21,10 @@ States are stored as small ints (cached objects, no per-entry allocation beyond 
 
 from __future__ import annotations
 
-import signal
 import threading
 from multiprocessing.managers import BaseManager, BaseProxy
 
+from crawler.signals import child_signals
 from crawler.urlnorm import fingerprint
 
 IN_FLIGHT, VISITED, FAILED, SKIPPED = 1, 2, 3, 4
@@ -193,15 +193,8 @@ class VisitedManager(BaseManager):
 VisitedManager.register("VisitedTable", VisitedTable, proxytype=VisitedProxy)
 
 
-def _ignore_sigint() -> None:
-    """Children leave Ctrl-C to the dispatcher (it owns the warm and cold stop), and
-    SIGTERM kills them, whatever handler a forked parent had installed."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-
-
 def start_manager(ctx) -> VisitedManager:
     """Start a :class:`VisitedManager` with the multiprocessing context ``ctx``."""
     manager = VisitedManager(ctx=ctx)
-    manager.start(initializer=_ignore_sigint)
+    manager.start(initializer=child_signals)
     return manager

@@ -14,8 +14,9 @@ sends the dispatcher only the links it won.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
-import signal
+import logging
 import threading
 
 import xxhash
@@ -25,11 +26,13 @@ from crawler.extract import effective_base, extract, link_targets
 from crawler.fetch import FetchError, HttpClient, Response
 from crawler.graph import LINK, REDIRECT as REDIRECT_EDGE
 from crawler.markdown import to_markdown
-from crawler.messages import (FAILED, NON_HTML, PAGE, REDIRECT, STOP, TABLE_ERROR, FetchTask,
-                              TaskDone)
+from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT, STOP, FetchTask, TaskDone
 from crawler.scope import Scope
+from crawler.signals import child_signals
 from crawler.store import RecordWriter
 from crawler.urlnorm import key_of, request_url
+
+log = logging.getLogger("crawler")
 
 
 def utc_now_iso() -> str:
@@ -44,7 +47,12 @@ def markdown_fingerprint(markdown: str) -> str:
 
 
 class RecordWritten(Exception):
-    """The visited table failed after the task's record was written."""
+    """The visited table failed after the task's record was written; ``done`` is the
+    task's result without the links it would have claimed."""
+
+    def __init__(self, done: TaskDone) -> None:
+        super().__init__(done.url)
+        self.done = done
 
 
 class PageProcessor:
@@ -120,14 +128,13 @@ class PageProcessor:
         record = self._record(task, response, **fields)
         self.writer.write(record, edges)
         state = "failed" if outcome == FAILED else "visited"
+        done = TaskDone(self.worker_id, task.url, outcome,
+                        response.status if response else None, record["error"], record["bytes"])
         try:
             won = self.table.settle(task.url, state, [t.url for t in claims])
         except Exception as exc:  # the record is on disk: crash() must not write another
-            raise RecordWritten(task.url) from exc
-        discovered = tuple(t for t, w in zip(claims, won) if w)
-        return TaskDone(self.worker_id, task.url, outcome,
-                        response.status if response else None, record["error"],
-                        record["bytes"], discovered)
+            raise RecordWritten(done) from exc
+        return dataclasses.replace(done, discovered=tuple(t for t, w in zip(claims, won) if w))
 
     def _fail(self, task, reason: str, response: Response | None) -> TaskDone:
         return self._finish(task, FAILED, response, {"error": reason}, ())
@@ -168,10 +175,9 @@ class PageProcessor:
 
     def crash(self, task: FetchTask, exc: BaseException) -> TaskDone:
         """Record an unexpected exception as a failure of ``task``; best effort."""
-        if isinstance(exc, RecordWritten):
-            cause = exc.__cause__
-            return TaskDone(self.worker_id, task.url, FAILED, None,
-                            f"{TABLE_ERROR}: {type(cause).__name__}")
+        if isinstance(exc, RecordWritten):  # the page is recorded; its links are lost
+            log.warning("visited table failed after %s was recorded: %r", task.url, exc.__cause__)
+            return dataclasses.replace(exc.done, table_failed=True)
         reason = f"internal error: {type(exc).__name__}"
         try:
             self.writer.write(self._record(task, None, error=f"{reason}: {exc}"), ())
@@ -213,8 +219,7 @@ def fetcher_main(worker_id: int, config, tasks, results, table) -> None:
         results: the result queue (:class:`TaskDone`).
         table: proxy of the manager-hosted visited table.
     """
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the dispatcher owns Ctrl-C
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # not the parent's warm-stop handler (fork)
+    child_signals()  # the dispatcher owns Ctrl-C; SIGTERM kills
     writer = RecordWriter(config.out_dir, worker_id)
     processor = PageProcessor(worker_id, config, table, writer)
     threads = [threading.Thread(target=_thread_loop, args=(processor, tasks, results),

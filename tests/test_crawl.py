@@ -254,3 +254,19 @@ def test_a_redirect_loop_between_separately_found_urls_is_reported(tmp_path):
     assert hits == {"/": 1, "/ra": 1, "/rb": 1}
     assert summary["redirect_cycles"] == [[server.url("/ra"), server.url("/rb")]]
     assert summary["reconciled"]
+
+
+def test_an_empty_query_is_another_url_and_a_seed_keeps_its_query_order(tmp_path):
+    with SiteServer() as server:
+        server.routes.update({
+            "/s?b=1&a=2": page("Seed", "/p", "/p?", "/self"),
+            "/p": page("P"), "/p?": page("P with empty query"),
+            "/self": redirect("/self#again", 301),
+        })
+        summary, records = run_crawl(tmp_path, server.url("/s?b=1&a=2"))
+        hits = dict(server.hits)
+    assert hits == {"/s?b=1&a=2": 1, "/p": 1, "/p?": 1, "/self": 1}
+    assert records[server.url("/s?a=2&b=1")]["request_url"] == server.url("/s?b=1&a=2")
+    assert records[server.url("/p?")]["title"] == "P with empty query"
+    assert records[server.url("/self")]["error"] == "redirect loop"
+    assert summary["redirect_cycles"] == []  # caught in its chain, not reported twice

@@ -129,3 +129,23 @@ def test_ctrl_c_twice_aborts_promptly(tmp_path):
     with open(out / "skipped.tsv", encoding="utf-8") as f:
         rows = f.read().splitlines()[1:]
     assert rows and all(row.split("\t")[3].startswith("aborted") for row in rows)
+
+
+@pytest.mark.parametrize("start_method", ["spawn", "forkserver"])
+def test_ctrl_c_to_the_process_group_while_children_start(tmp_path, start_method):
+    """A terminal Ctrl-C reaches every process of the group; children starting up must
+    not die of it (they inherit SIGINT ignored), so the result is a warm stop."""
+    out = tmp_path / "out"
+    with SlowSite(50, 0.05, hits_wanted=10 ** 6) as site:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "crawler", site.url("/0"), "--out", str(out), "--workers", "2",
+             "--quiet", "--start-method", start_method], cwd=ROOT, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, start_new_session=True)
+        deadline = time.monotonic() + DEADLINE_S
+        while len(psutil.Process(proc.pid).children()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)  # polling for the children to appear, bounded
+        os.killpg(proc.pid, signal.SIGINT)
+        code, _, err = finish(proc)
+    assert "Traceback" not in err and "died" not in err, err
+    assert code == 0, err
+    assert read_summary(out)["stopped"] == "interrupted"

@@ -458,3 +458,13 @@ def test_a_utf8_location_header_is_read_as_utf8():
     with RawServer(handler) as raw:
         response = client().get(raw.url("/old"))
     assert (response.status, response.location) == (302, "/café")
+
+
+def test_an_empty_query_is_sent_as_written():
+    """RFC 3986 §6.2.3: /p? and /p are different URLs; requests alone sends /p for both."""
+    with SiteServer({"/p?": Route("with"), "/p": Route("without")}) as site:
+        http = client()
+        bodies = [http.get(site.url(path)).body for path in ("/p?", "/p", "/p?")]
+        hits = dict(site.hits)
+    assert bodies == [b"with", b"without", b"with"]
+    assert hits == {"/p?": 2, "/p": 1}

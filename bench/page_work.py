@@ -1,0 +1,93 @@
+"""Per-page CPU of the page work alone (no fetch), in one process, over a folder of HTML.
+
+Usage:
+    .venv/bin/python bench/page_work.py [--root /usr/share/doc/python3.11/html] [--rounds 3]
+
+Reads every ``.html`` file under ``--root`` into memory first, then times (process CPU,
+best of ``--rounds``) each step the fetcher runs on a page: decode, link extraction
+(lxml, as the crawler does it), link resolution and normalization, Markdown, JSON. If
+beautifulsoup4 is installed (``pip install -e '.[bench]'``), it also times the same link
+extraction with a full BeautifulSoup tree and with a SoupStrainer, and checks that all
+three find the same links.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+
+from crawler.decode import decode_html
+from crawler.extract import LINK_ATTRIBUTES, effective_base, extract, link_targets
+from crawler.markdown import to_markdown
+
+TAGS = tuple(LINK_ATTRIBUTES)
+
+
+def soup_links(text: str, strainer=None) -> tuple:
+    from bs4 import BeautifulSoup
+    soup = BeautifulSoup(text, "lxml", parse_only=strainer)
+    return tuple(el.get(LINK_ATTRIBUTES[el.name]) for el in soup.find_all(list(TAGS))
+                 if el.get(LINK_ATTRIBUTES[el.name]) is not None)
+
+
+def best_ms_per_page(fn, items, rounds: int) -> float:
+    best = float("inf")
+    for _ in range(rounds):
+        started = time.process_time()
+        for item in items:
+            fn(item)
+        best = min(best, time.process_time() - started)
+    return best * 1000 / len(items)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", default="/usr/share/doc/python3.11/html")
+    parser.add_argument("--rounds", type=int, default=3)
+    args = parser.parse_args()
+    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(args.root, followlinks=True)
+                   for f in fs if f.endswith(".html"))
+    if not files:
+        print(f"page_work: no .html files under {args.root}", file=sys.stderr)
+        return 2
+    bodies = []
+    for path in files:
+        with open(path, "rb") as f:
+            bodies.append(("http://127.0.0.1/" + os.path.relpath(path, args.root), f.read()))
+    texts = [(url, decode_html(body, "text/html")[0]) for url, body in bodies]
+    pages = [(url, text, extract(text)) for url, text in texts]
+    steps = {
+        "decode": lambda item: decode_html(item[1], "text/html"),
+        "extract (lxml)": lambda item: extract(item[1]),
+        "resolve + normalize": lambda item: link_targets(item[0], item[2]),
+        "markdown (html2text)": lambda item: to_markdown(item[1], effective_base(item[0], item[2])),
+        "json record": lambda item: json.dumps({"markdown": item[1]}, ensure_ascii=False),
+    }
+    rows = {}
+    for name, fn in steps.items():
+        items = bodies if name == "decode" else pages
+        rows[name] = best_ms_per_page(fn, items, args.rounds)
+    total = sum(rows.values())
+    try:
+        from bs4 import SoupStrainer
+    except ImportError:
+        SoupStrainer = None
+    if SoupStrainer is not None:
+        strainer = SoupStrainer(list(TAGS))
+        same = all(soup_links(t) == extract(t).hrefs == soup_links(t, strainer) for _, t in texts)
+        rows["(compare) BeautifulSoup full tree"] = best_ms_per_page(lambda i: soup_links(i[1]), texts, args.rounds)
+        rows["(compare) BeautifulSoup + SoupStrainer"] = best_ms_per_page(
+            lambda i: soup_links(i[1], strainer), texts, args.rounds)
+        rows["(compare) same links from all three"] = float(same)
+    print(f"{len(files)} pages under {args.root}, best of {args.rounds}, ms of CPU per page")
+    for name, value in rows.items():
+        print(f"  {name:<42} {value:8.2f}")
+    print(f"  {'total page work':<42} {total:8.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

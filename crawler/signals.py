@@ -1,0 +1,101 @@
+"""The parent's signal policy: the dispatcher owns Ctrl-C and SIGTERM.
+
+* While children start, SIGINT is ignored *and* blocked in the parent. A child inherits
+  "ignored" across ``fork`` and ``exec`` (spawn and forkserver children too), so a
+  terminal Ctrl-C, sent to the whole process group, cannot kill a child still booting,
+  before its own code runs :func:`child_signals`. In the parent, a blocked signal is
+  never discarded as ignored (Linux keeps it pending), so the Ctrl-C is delivered to the
+  restored handler when the block ends.
+* During a crawl, the first SIGINT or SIGTERM is a warm stop (dispatch nothing more,
+  finish the fetches under way, write the outputs); the second raises KeyboardInterrupt
+  (cold stop). Once the crawl loop has ended, a first signal only says that the outputs
+  are being written.
+
+Signals can only be handled in the main thread: elsewhere both helpers do nothing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import signal
+import threading
+from multiprocessing import resource_tracker
+
+log = logging.getLogger("crawler")
+
+
+def _main_thread() -> bool:
+    return threading.current_thread() is threading.main_thread()
+
+
+@contextlib.contextmanager
+def sigint_deferred(start_method: str = "fork"):
+    """Ignore and block SIGINT for the duration (call it from the main thread, with no
+    other threads running, giving the multiprocessing start method the children will
+    use); children started inside inherit "ignored". A SIGINT that
+    arrives meanwhile is delivered to the previous handler when the block ends."""
+    if not _main_thread():
+        yield
+        return
+    if start_method != "fork":
+        # Started later, the resource tracker would unblock SIGINT in this process
+        # (multiprocessing/resource_tracker.py) while it is ignored: a Ctrl-C lost.
+        resource_tracker.ensure_running()
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def child_signals() -> None:
+    """First thing in a child process: Ctrl-C is the dispatcher's (SIGINT ignored, and a
+    Ctrl-C left pending by :func:`sigint_deferred` discarded); SIGTERM kills, whatever
+    handler a forked parent had; then SIGINT is unblocked."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+class StopOnSignal:
+    """Context manager turning SIGINT/SIGTERM into ``request_stop()`` then KeyboardInterrupt.
+
+    Install it before anything starts; :meth:`attach` the stop function once the
+    dispatcher exists (a signal that came earlier is passed on then).
+    """
+
+    def __init__(self) -> None:
+        self.request_stop = None
+        self.signalled = False
+        self.finishing = False
+        self.previous: dict[int, object] = {}
+
+    def attach(self, request_stop) -> None:
+        """Call ``request_stop("interrupted")`` on the first signal (now, if it came)."""
+        self.request_stop = request_stop
+        if self.signalled and not self.finishing:
+            request_stop("interrupted")
+
+    def __enter__(self) -> "StopOnSignal":
+        if _main_thread():
+            for sig in (signal.SIGINT, signal.SIGTERM):
+                self.previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def _handle(self, signum, frame) -> None:
+        if self.signalled:
+            raise KeyboardInterrupt
+        self.signalled = True
+        if self.finishing:
+            log.warning("writing the outputs (signal again to abort)")
+        else:
+            log.warning("stopping: finishing fetches in flight (signal again to abort)")
+            if self.request_stop is not None:
+                self.request_stop("interrupted")
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
