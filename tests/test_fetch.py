@@ -414,7 +414,7 @@ def test_default_user_agent_names_the_crawler():
     assert raw.requests[0].startswith(b"GET /ua HTTP/1.1\r\n")
     agent = _header(raw.requests[0], "User-Agent")
     assert "crawler/" in agent
-    assert agent == DEFAULT_USER_AGENT == f"crawler/{__version__} (+https://pypi.org/project/crawler/)"
+    assert agent == DEFAULT_USER_AGENT == f"crawler/{__version__} (corpus crawler; python-requests)"
     assert "gzip" in _header(raw.requests[0], "Accept-Encoding")
     assert _header(raw.requests[0], "Accept").startswith("text/html")
 
