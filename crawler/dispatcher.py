@@ -205,7 +205,9 @@ class Dispatcher:
                 self._unqueue()
             self._progress()
 
-    def _handle(self, message: TaskDone) -> None:
+    def _handle(self, message: TaskDone, check: bool = True) -> None:
+        """Count a finished task and push the links it won; ``check`` the children if
+        the visited table failed under it."""
         self.in_flight.pop(message.url, None)
         self.fetched.add(message.url)
         if message.outcome == REDIRECT:
@@ -215,7 +217,7 @@ class Dispatcher:
             self.seed_outcome = message
         for task in message.discovered:
             self.frontier.push(task)
-        if message.table_failed:
+        if message.table_failed and check:
             self._check_children()
 
     def _check_children(self) -> None:
@@ -246,7 +248,7 @@ class Dispatcher:
         table: their fetch may have happened)."""
         while self.in_flight:
             try:
-                self._handle(self.results.get(timeout=UNQUEUE_WAIT_S))
+                self._handle(self.results.get(timeout=UNQUEUE_WAIT_S), check=False)
             except (queue.Empty, OSError, EOFError, ValueError):
                 break
         self.skipped.extend((task, reason + IN_FLIGHT) for task in self.in_flight.values())
