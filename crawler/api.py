@@ -50,11 +50,15 @@ class Aborted(CrawlerError):
     """A cold stop (second Ctrl-C or SIGTERM): raised to the caller as KeyboardInterrupt."""
 
 
-def crawl(config: CrawlConfig) -> dict:
+def crawl(config: CrawlConfig, signals: StopOnSignal | None = None) -> dict:
     """Run one crawl to the end and write every output file.
 
     Args:
-        config: settings; ``config.seeds`` must already be normalized URLs.
+        config: settings; ``config.seeds`` must already be in request form
+            (:func:`crawler.urlnorm.request_url`).
+        signals: the program's installed :class:`crawler.signals.StopOnSignal` (the
+            command line installs one before anything else); by default the crawl
+            installs its own for its duration.
 
     Returns:
         the summary dict (also written to ``summary.json``).
@@ -70,35 +74,46 @@ def crawl(config: CrawlConfig) -> dict:
     """
     config = config.validated()
     prepare_output(config.out_dir)
+    owned = signals is None
+    signals = signals or StopOnSignal()
+    signals.install()
+    try:
+        return _crawl(config, signals)
+    finally:
+        if owned:
+            signals.restore()
+
+
+def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
+    """:func:`crawl` with the signal handlers in place."""
     ctx = multiprocessing.get_context(config.start_method)
     started = time.monotonic()
-    with StopOnSignal() as signals:
-        manager = None
+    manager = None
+    try:
+        with sigint_deferred(ctx.get_start_method()):  # a Ctrl-C waits for the children to boot
+            manager = start_manager(ctx)
+            table = manager.VisitedTable(config.shards)
+            dispatcher = Dispatcher(config, ctx, table, manager)
+            signals.attach(dispatcher.request_stop)
+            dispatcher.start()
+        aborted: CrawlerError | None = None
         try:
-            with sigint_deferred(ctx.get_start_method()):  # a Ctrl-C waits for the children to boot
-                manager = start_manager(ctx)
-                table = manager.VisitedTable(config.shards)
-                dispatcher = Dispatcher(config, ctx, table, manager)
-                signals.attach(dispatcher.request_stop)
-                dispatcher.start()
-            aborted: CrawlerError | None = None
-            try:
-                dispatcher.run()
-            except (FetcherDied, ManagerDied) as exc:
-                aborted = exc  # outputs are still written: every URL not fetched is listed
-            except KeyboardInterrupt:
-                aborted = Aborted("aborted by a second signal")
-            signals.finishing = True
-            try:
-                states = table.counts()
-            except (OSError, EOFError):  # the manager died: its counts are lost
-                states = None
-            manager.shutdown()
-            summary = finish_outputs(config, dispatcher, states,
-                                     time.monotonic() - started, aborted)
-        finally:
-            if manager is not None:
-                manager.shutdown()  # idempotent
+            dispatcher.run()
+        except (FetcherDied, ManagerDied) as exc:
+            aborted = exc  # outputs are still written: every URL not fetched is listed
+        except KeyboardInterrupt:
+            aborted = Aborted("aborted by a second signal")
+        signals.finishing = True
+        try:
+            states = table.counts()
+        except (OSError, EOFError):  # the manager died: its counts are lost
+            states = None
+        manager.shutdown()
+        summary = finish_outputs(config, dispatcher, states,
+                                 time.monotonic() - started, aborted)
+    finally:
+        if manager is not None:
+            manager.shutdown()  # idempotent
     if isinstance(aborted, Aborted):
         raise KeyboardInterrupt(f"{aborted}; outputs in {config.out_dir}")
     if aborted is not None:
@@ -121,7 +136,7 @@ def never_claimed(config: CrawlConfig, graph: LinkGraph, tree, dispatcher: Dispa
 
     Returns ``[(url, depth, parent, reason)]`` sorted by URL.
     """
-    depth_of = {url: depth for depth, url in tree}
+    depth_of = {url: depth for depth, url in tree}  # the tree holds every processed URL
     listed = dispatcher.fetched | {task.url for task, _ in dispatcher.skipped}
     found: dict[str, tuple[int, str]] = {}
     for (source, target), (_kind, in_scope) in graph.edges.items():
@@ -146,7 +161,12 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
     out = config.out_dir
     graph = LinkGraph.load(out)
     edge_count = graph.write_tsv(os.path.join(out, "edges.tsv"))
-    tree = graph.tree(config.seed_keys, dispatcher.fetched)
+    # A URL in flight at an abort whose edges are on disk was processed: its result
+    # was lost, not its record (a record's edges are written just before it).
+    sources = {source for source, _ in graph.edges}
+    processed = dispatcher.fetched | {task.url for task, reason in dispatcher.skipped
+                                      if reason.endswith(IN_FLIGHT) and task.url in sources}
+    tree = graph.tree(config.seed_keys, processed)
     write_tree(tree, os.path.join(out, "tree.txt"))
     skipped = [(t.url, t.depth, t.parent, reason) for t, reason in dispatcher.skipped]
     if aborted is not None:

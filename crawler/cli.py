@@ -17,6 +17,7 @@ import sys
 from crawler import __version__
 from crawler.config import DEFAULT_SHARDS, DEFAULT_THREADS, CrawlConfig, default_workers
 from crawler.errors import ConfigError, CrawlerError
+from crawler.signals import StopOnSignal
 from crawler.urlnorm import request_url
 
 EXIT_OK, EXIT_ERROR = 0, 2
@@ -116,14 +117,17 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
 
 def main(argv=None) -> int:
     """Run the command line; returns the exit code."""
+    # Installed first and never removed: a signal while the modules load, during the
+    # crawl or after it is always a warm stop, then an abort; never a traceback.
+    signals = StopOnSignal().install()
     try:
-        return _main(argv)
-    except KeyboardInterrupt as exc:  # also a Ctrl-C while the modules load
+        return _main(argv, signals)
+    except KeyboardInterrupt as exc:
         print(f"crawler: {str(exc) or 'aborted'}", file=sys.stderr)
         return EXIT_ERROR
 
 
-def _main(argv) -> int:
+def _main(argv, signals: StopOnSignal) -> int:
     from crawler.api import crawl  # imported here so --help stays fast
 
     args = build_parser().parse_args(argv)
@@ -131,7 +135,7 @@ def _main(argv) -> int:
                         format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
     try:
         config = config_from_args(args)
-        summary = crawl(config)
+        summary = crawl(config, signals)
     except CrawlerError as exc:
         print(f"crawler: error: {exc}", file=sys.stderr)
         return EXIT_ERROR

@@ -8,9 +8,10 @@ Process topology::
                      |  scope, depth, page limit  |
                      |  in-flight count           |
                      +----------------------------+
-                        |  task queue        ^  result queue
-                        |  (bounded: the     |  TaskDone
-                        |  backpressure)     |  (+ the links each task won)
+                        |  task queue        ^  result pipes
+                        |  (bounded: the     |  (one per fetcher):
+                        |  backpressure)     |  TaskDone (+ the links
+                        |                    |  each task won)
                         v                    |
                +------------+  +------------+  +------------+
                | fetcher 0  |  | fetcher 1  |  | fetcher N-1|   threads overlap I/O;
@@ -24,12 +25,14 @@ Process topology::
                      |  table (fingerprint->state)|
                      +----------------------------+
 
-The dispatcher reads: the result queue (blocking, with a timeout; at most once a second it
-checks that every child is alive, and a dead fetcher or manager stops the crawl at once,
-since a killed fetcher may hold the task queue's lock or take tasks with it). It writes: the task queue, never more than the queue bound plus one
-task per fetcher thread in flight. The crawl ends when the frontier is empty and nothing is
-in flight (or the page limit is reached and nothing is in flight). Then one STOP per
-fetcher thread, a join with a deadline, terminate, kill.
+The dispatcher reads each fetcher's result pipe, blocking on all of them with a timeout.
+Each pipe has one writer, so a fetcher's death shows as an EOF, never as half a message
+waited on forever. At most once a second it also checks that every child is alive; a dead
+fetcher or manager stops the crawl at once, since a killed fetcher may hold the task
+queue's lock or take tasks with it. It writes the task queue, never more than the queue
+bound plus one task per fetcher thread in flight. The crawl ends when the frontier is
+empty and nothing is in flight (or the page limit is reached and nothing is in flight).
+Then one STOP per fetcher thread, a join with a deadline, then SIGKILL.
 
 Fetchers read tasks, fetch and convert, write their own output, and claim the links they
 discover in the visited table, so de-duplication runs in the fetchers, in parallel. They
@@ -39,6 +42,7 @@ send back only the links they won, which the dispatcher pushes on the frontier.
 from __future__ import annotations
 
 import logging
+import multiprocessing.connection
 import queue
 import time
 
@@ -56,7 +60,7 @@ LIVENESS_CHECK_S = 1.0
 UNQUEUE_WAIT_S = 0.2
 #: Suffix of the skip reason of URLs that were in flight when the crawl aborted.
 IN_FLIGHT = " (in flight)"
-#: Seconds given to a fetcher to exit after STOP, then after terminate().
+#: Seconds given to the fetchers to exit after STOP before they are killed.
 JOIN_TIMEOUT_S = 10.0
 
 
@@ -78,7 +82,7 @@ class Dispatcher:
         self.manager = manager
         self.frontier = frontier if frontier is not None else MemoryFrontier()
         self.tasks = ctx.Queue(config.task_queue_size)
-        self.results = ctx.Queue()
+        self.result_pipes: dict[int, object] = {}  # fetcher id -> read end of its pipe
         self.counters = CrawlCounters()
         self.monitor = ProcessTreeMonitor()
         self.fetchers: dict[int, object] = {}
@@ -136,40 +140,63 @@ class Dispatcher:
     def _start_fetcher(self) -> None:
         worker_id = self._next_worker_id
         self._next_worker_id += 1
+        reader, writer = self.ctx.Pipe(duplex=False)
         process = self.ctx.Process(
             target=fetcher_main, name=f"crawler-fetcher-{worker_id}",
-            args=(worker_id, self.config, self.tasks, self.results, self.table),
+            args=(worker_id, self.config, self.tasks, writer, self.table),
             daemon=True)  # if this process dies, multiprocessing's exit hook ends them
         process.start()
+        writer.close()  # the fetcher holds the only write end: its death is an EOF here
         self.fetchers[worker_id] = process
+        self.result_pipes[worker_id] = reader
+
+    def _receive(self, timeout: float, strict: bool = True) -> list[TaskDone]:
+        """The results ready within ``timeout`` seconds, from every fetcher's pipe.
+
+        A pipe at EOF means its fetcher died (even mid-message: a partial message ends
+        in EOF, never in a read that waits forever). ``strict`` raises FetcherDied then;
+        otherwise the pipe is dropped.
+        """
+        by_reader = {reader: worker_id for worker_id, reader in self.result_pipes.items()}
+        messages = []
+        for reader in multiprocessing.connection.wait(list(by_reader), timeout):
+            try:
+                messages.append(reader.recv())
+            except (EOFError, OSError):
+                worker_id = by_reader[reader]
+                del self.result_pipes[worker_id]
+                reader.close()
+                if strict:
+                    process = self.fetchers[worker_id]
+                    process.join(JOIN_TIMEOUT_S / 10)
+                    raise FetcherDied(f"fetcher {worker_id} died (exit code {process.exitcode})")
+        return messages
 
     def _shutdown(self) -> None:
-        """STOP per live fetcher thread (terminate at once on a cold stop), then
-        join -> terminate -> join -> kill."""
+        """Warm: one STOP per live fetcher thread, then join with a deadline. Cold, or
+        past the deadline: SIGKILL (fetchers ignore SIGTERM, so that a SIGTERM sent to
+        the whole process group reaches only the dispatcher's warm stop)."""
         live = [p for p in self.fetchers.values() if p.is_alive()]
-        if self._cold:
-            for process in live:
-                process.terminate()
-        else:
+        if not self._cold:
             for _ in range(len(live) * self.config.threads):
                 try:
                     self.tasks.put(STOP, timeout=JOIN_TIMEOUT_S)
                 except queue.Full:
                     break
-        deadline = time.monotonic() + JOIN_TIMEOUT_S
-        for process in live:
-            process.join(max(0.0, deadline - time.monotonic()))
+            deadline = time.monotonic() + JOIN_TIMEOUT_S
+            for process in live:
+                process.join(max(0.0, deadline - time.monotonic()))
         for process in live:
             if process.is_alive():
-                log.warning("fetcher %s did not stop; terminating it", process.name)
-                process.terminate()
-                process.join(JOIN_TIMEOUT_S)
-            if process.is_alive():
+                if not self._cold:
+                    log.warning("fetcher %s did not stop; killing it", process.name)
                 process.kill()
                 process.join()
-        for channel in (self.tasks, self.results):
-            channel.close()
-            channel.cancel_join_thread()  # every reader is gone; never wait on a feeder
+        self.tasks.close()
+        self.tasks.cancel_join_thread()  # every reader is gone; never wait on the feeder
+        for reader in self.result_pipes.values():
+            reader.close()
+        self.result_pipes.clear()
 
     # -- the loop ------------------------------------------------------------------
     def _may_dispatch(self) -> bool:
@@ -191,14 +218,11 @@ class Dispatcher:
             self._fill()
             if not self.in_flight:
                 return
-            try:
-                message = self.results.get(timeout=LIVENESS_CHECK_S)
-            except queue.Empty:
-                message = None
-            else:
+            messages = self._receive(LIVENESS_CHECK_S)
+            for message in messages:
                 self._handle(message)
             now = time.monotonic()
-            if message is None or now >= self._next_liveness_check:
+            if not messages or now >= self._next_liveness_check:
                 self._next_liveness_check = now + LIVENESS_CHECK_S
                 self._check_children()
             if self.stop_reason is not None and not self._unqueued:
@@ -246,11 +270,12 @@ class Dispatcher:
         """After an abort: take in the results already sent, then list the frontier and
         the URLs still in flight as skipped (the in-flight ones stay in flight in the
         table: their fetch may have happened)."""
-        while self.in_flight:
-            try:
-                self._handle(self.results.get(timeout=UNQUEUE_WAIT_S), check=False)
-            except (queue.Empty, OSError, EOFError, ValueError):
+        while self.in_flight and self.result_pipes:
+            messages = self._receive(UNQUEUE_WAIT_S, strict=False)
+            if not messages:
                 break
+            for message in messages:
+                self._handle(message, check=False)
         self.skipped.extend((task, reason + IN_FLIGHT) for task in self.in_flight.values())
         self.in_flight.clear()
         tasks = list(self.frontier.drain())

@@ -94,6 +94,9 @@ class _WatchedHTTPSPool(HTTPSConnectionPool):
     ConnectionCls = _WatchedHTTPSConnection
 
 
+_WATCHED_POOLS = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
+
+
 class _WatchedAdapter(HTTPAdapter):
     """requests adapter whose pools use the watched connection classes, and which sends
     an empty query (``/p?``) as written: requests would send ``/p``, another URL
@@ -101,8 +104,12 @@ class _WatchedAdapter(HTTPAdapter):
 
     def init_poolmanager(self, *args, **kwargs):
         super().init_poolmanager(*args, **kwargs)
-        self.poolmanager.pool_classes_by_scheme = {"http": _WatchedHTTPPool,
-                                                   "https": _WatchedHTTPSPool}
+        self.poolmanager.pool_classes_by_scheme = _WATCHED_POOLS
+
+    def proxy_manager_for(self, proxy, **proxy_kwargs):
+        manager = super().proxy_manager_for(proxy, **proxy_kwargs)
+        manager.pool_classes_by_scheme = _WATCHED_POOLS  # HTTP(S)_PROXY: watched too
+        return manager
 
     def request_url(self, request, proxies):
         target = super().request_url(request, proxies)

@@ -52,11 +52,13 @@ def sigint_deferred(start_method: str = "fork"):
 
 
 def child_signals() -> None:
-    """First thing in a child process: Ctrl-C is the dispatcher's (SIGINT ignored, and a
-    Ctrl-C left pending by :func:`sigint_deferred` discarded); SIGTERM kills, whatever
-    handler a forked parent had; then SIGINT is unblocked."""
+    """First thing in a child process: SIGINT and SIGTERM are the dispatcher's, which
+    stops its children itself (STOP messages, then SIGKILL), so both are ignored here
+    (a terminal Ctrl-C or ``kill -TERM -PGID`` reaches the whole process group), a
+    Ctrl-C left pending by :func:`sigint_deferred` is discarded, and SIGINT is
+    unblocked."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
@@ -79,11 +81,21 @@ class StopOnSignal:
         if self.signalled and not self.finishing:
             request_stop("interrupted")
 
-    def __enter__(self) -> "StopOnSignal":
-        if _main_thread():
+    def install(self) -> "StopOnSignal":
+        """Handle SIGINT and SIGTERM from now on (main thread only; else a no-op)."""
+        if _main_thread() and not self.previous:
             for sig in (signal.SIGINT, signal.SIGTERM):
                 self.previous[sig] = signal.signal(sig, self._handle)
         return self
+
+    def restore(self) -> None:
+        """Put back the handlers that :meth:`install` replaced."""
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+        self.previous.clear()
+
+    def __enter__(self) -> "StopOnSignal":
+        return self.install()
 
     def _handle(self, signum, frame) -> None:
         if self.signalled:
@@ -97,5 +109,4 @@ class StopOnSignal:
                 self.request_stop("interrupted")
 
     def __exit__(self, *exc) -> None:
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)
+        self.restore()

@@ -209,6 +209,20 @@ def _thread_loop(processor: PageProcessor, tasks, results) -> None:
         client.close()
 
 
+class ResultSender:
+    """The write end of this fetcher's result pipe, shared by its threads (one send at a
+    time: a Connection is not thread-safe)."""
+
+    def __init__(self, connection) -> None:
+        self._connection = connection
+        self._lock = threading.Lock()
+
+    def put(self, message: TaskDone) -> None:
+        """Send one result to the dispatcher (blocks while the pipe is full)."""
+        with self._lock:
+            self._connection.send(message)
+
+
 def fetcher_main(worker_id: int, config, tasks, results, table) -> None:
     """Entry point of a fetcher process (module level, so every start method can run it).
 
@@ -216,13 +230,14 @@ def fetcher_main(worker_id: int, config, tasks, results, table) -> None:
         worker_id: fetcher number, names its output files.
         config: the frozen :class:`crawler.config.CrawlConfig`.
         tasks: the bounded task queue (:class:`FetchTask` or :data:`STOP`).
-        results: the result queue (:class:`TaskDone`).
+        results: write end of this fetcher's result pipe (:class:`TaskDone` messages).
         table: proxy of the manager-hosted visited table.
     """
     child_signals()  # the dispatcher owns Ctrl-C; SIGTERM kills
     writer = RecordWriter(config.out_dir, worker_id)
     processor = PageProcessor(worker_id, config, table, writer)
-    threads = [threading.Thread(target=_thread_loop, args=(processor, tasks, results),
+    sender = ResultSender(results)
+    threads = [threading.Thread(target=_thread_loop, args=(processor, tasks, sender),
                                 name=f"fetcher-{worker_id}-{n}", daemon=True)
                for n in range(config.threads)]
     for thread in threads:

@@ -149,3 +149,20 @@ def test_ctrl_c_to_the_process_group_while_children_start(tmp_path, start_method
     assert "Traceback" not in err and "died" not in err, err
     assert code == 0, err
     assert read_summary(out)["stopped"] == "interrupted"
+
+
+def test_sigterm_to_the_whole_process_group_is_a_warm_stop(tmp_path):
+    """``kill -TERM -PGID`` (what service managers send) reaches the fetchers and the
+    manager too: they must leave the stop to the dispatcher."""
+    out = tmp_path / "out"
+    with SlowSite(200, 0.1, hits_wanted=8) as site:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "crawler", site.url("/0"), "--out", str(out), "--workers", "2",
+             "--threads", "2", "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, text=True, start_new_session=True)
+        assert site.hit_event.wait(DEADLINE_S)
+        os.killpg(proc.pid, signal.SIGTERM)
+        code, _, err = finish(proc)
+    assert code == 0, err
+    summary = read_summary(out)
+    assert summary["stopped"] == "interrupted" and summary["reconciled"] is True

@@ -342,8 +342,14 @@ def _trickle_headers(conn, server):
         server.sent += 1
 
 
-def test_trickling_headers_also_hit_the_total_timeout():
+@pytest.mark.parametrize("through_proxy", [False, True])
+def test_trickling_headers_also_hit_the_total_timeout(through_proxy, monkeypatch):
+    """Also through an HTTP proxy from the environment (the trickling server plays it)."""
     with RawServer(_trickle_headers) as raw:
+        for name in ("NO_PROXY", "no_proxy"):
+            monkeypatch.delenv(name, raising=False)
+        if through_proxy:
+            monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{raw.port}")
         http = client(read_timeout_s=2, total_timeout_s=1.5)
         started = time.monotonic()
         with pytest.raises(FetchError) as info:
