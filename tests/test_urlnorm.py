@@ -4,7 +4,6 @@ conformance cases C01-C06, C08-C12 (resolution part) and hypothesis properties."
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 import xxhash
