@@ -1,5 +1,6 @@
 """``python -m crawler``: the command line."""
 
+import signal
 import sys
 
 try:
@@ -9,4 +10,9 @@ except KeyboardInterrupt:  # Ctrl-C before the command line could install its ha
     sys.exit(2)
 
 if __name__ == "__main__":
-    sys.exit(main())
+    code = main()
+    # Everything is written: a signal during interpreter teardown changes nothing, so it
+    # must not turn a finished crawl's exit status into "killed by a signal".
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, signal.SIG_IGN)
+    sys.exit(code)

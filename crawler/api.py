@@ -24,7 +24,7 @@ from crawler.dispatcher import IN_FLIGHT, Dispatcher
 from crawler.errors import CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
 from crawler.graph import LinkGraph, write_tree
 from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
-from crawler.signals import StopOnSignal, sigint_deferred
+from crawler.signals import StopOnSignal, signals_deferred
 from crawler.visited import start_manager
 
 log = logging.getLogger("crawler")
@@ -90,7 +90,7 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
     started = time.monotonic()
     manager = None
     try:
-        with sigint_deferred(ctx.get_start_method()):  # a Ctrl-C waits for the children to boot
+        with signals_deferred(ctx.get_start_method()):  # a Ctrl-C waits for the children to boot
             manager = start_manager(ctx)
             table = manager.VisitedTable(config.shards)
             dispatcher = Dispatcher(config, ctx, table, manager)

@@ -1,11 +1,11 @@
 """The parent's signal policy: the dispatcher owns Ctrl-C and SIGTERM.
 
-* While children start, SIGINT is ignored *and* blocked in the parent. A child inherits
-  "ignored" across ``fork`` and ``exec`` (spawn and forkserver children too), so a
-  terminal Ctrl-C, sent to the whole process group, cannot kill a child still booting,
-  before its own code runs :func:`child_signals`. In the parent, a blocked signal is
-  never discarded as ignored (Linux keeps it pending), so the Ctrl-C is delivered to the
-  restored handler when the block ends.
+* While children start, SIGINT and SIGTERM are ignored *and* blocked in the parent. A
+  child inherits "ignored" across ``fork`` and ``exec`` (spawn and forkserver children
+  too), so a terminal Ctrl-C or a ``kill -TERM -PGID``, sent to the whole process group,
+  cannot kill a child still booting, before its own code runs :func:`child_signals`. In
+  the parent, a blocked signal is never discarded as ignored (Linux keeps it pending),
+  so it is delivered to the restored handler when the block ends.
 * During a crawl, the first SIGINT or SIGTERM is a warm stop (dispatch nothing more,
   finish the fetches under way, write the outputs); the second raises KeyboardInterrupt
   (cold stop). Once the crawl loop has ended, a first signal only says that the outputs
@@ -24,42 +24,46 @@ from multiprocessing import resource_tracker
 
 log = logging.getLogger("crawler")
 
+#: The signals that stop a crawl; the dispatcher owns both.
+STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
 
 def _main_thread() -> bool:
     return threading.current_thread() is threading.main_thread()
 
 
 @contextlib.contextmanager
-def sigint_deferred(start_method: str = "fork"):
-    """Ignore and block SIGINT for the duration (call it from the main thread, with no
+def signals_deferred(start_method: str = "fork"):
+    """Ignore and block SIGINT and SIGTERM for the duration (call it from the main thread, with no
     other threads running, giving the multiprocessing start method the children will
-    use); children started inside inherit "ignored". A SIGINT that
-    arrives meanwhile is delivered to the previous handler when the block ends."""
+    use); children started inside inherit "ignored". A signal that arrives meanwhile
+    is delivered to the previous handler when the block ends."""
     if not _main_thread():
         yield
         return
     if start_method != "fork":
-        # Started later, the resource tracker would unblock SIGINT in this process
+        # Started later, the resource tracker would unblock both signals in this process
         # (multiprocessing/resource_tracker.py) while it is ignored: a Ctrl-C lost.
         resource_tracker.ensure_running()
-    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_BLOCK, STOP_SIGNALS)
+    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in STOP_SIGNALS}
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
 def child_signals() -> None:
     """First thing in a child process: SIGINT and SIGTERM are the dispatcher's, which
     stops its children itself (STOP messages, then SIGKILL), so both are ignored here
     (a terminal Ctrl-C or ``kill -TERM -PGID`` reaches the whole process group), a
-    Ctrl-C left pending by :func:`sigint_deferred` is discarded, and SIGINT is
+    signal left pending by :func:`signals_deferred` is discarded, and both are
     unblocked."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+    for sig in STOP_SIGNALS:
+        signal.signal(sig, signal.SIG_IGN)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, STOP_SIGNALS)
 
 
 class StopOnSignal:

@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from crawler.signals import StopOnSignal, sigint_deferred
+from crawler.signals import StopOnSignal, signals_deferred
 
 
 def test_first_signal_requests_a_stop_second_raises():
@@ -32,11 +32,11 @@ def test_while_finishing_the_first_signal_only_warns():
             os.kill(os.getpid(), signal.SIGINT)
 
 
-def test_sigint_deferred_is_delivered_after_the_block():
+def test_signals_deferred_is_delivered_after_the_block():
     calls = []
     with StopOnSignal() as signals:
         signals.attach(calls.append)
-        with sigint_deferred():
+        with signals_deferred():
             os.kill(os.getpid(), signal.SIGINT)
             assert calls == []  # pending, not delivered
         assert calls == ["interrupted"]  # delivered when the block ends
