@@ -131,8 +131,9 @@ def test_ctrl_c_twice_aborts_promptly(tmp_path):
     assert rows and all(row.split("\t")[3].startswith("aborted") for row in rows)
 
 
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
 @pytest.mark.parametrize("start_method", ["spawn", "forkserver"])
-def test_ctrl_c_to_the_process_group_while_children_start(tmp_path, start_method):
+def test_a_group_signal_while_children_start(tmp_path, start_method, signum):
     """A terminal Ctrl-C reaches every process of the group; children starting up must
     not die of it (they inherit SIGINT ignored), so the result is a warm stop."""
     out = tmp_path / "out"
@@ -144,7 +145,7 @@ def test_ctrl_c_to_the_process_group_while_children_start(tmp_path, start_method
         deadline = time.monotonic() + DEADLINE_S
         while len(psutil.Process(proc.pid).children()) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)  # polling for the children to appear, bounded
-        os.killpg(proc.pid, signal.SIGINT)
+        os.killpg(proc.pid, signum)
         code, _, err = finish(proc)
     assert "Traceback" not in err and "died" not in err, err
     assert code == 0, err
