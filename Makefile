@@ -11,7 +11,7 @@ OUT    := crawls/$(shell date -u +%Y%m%dT%H%M%SZ)
 endif
 ARGS   ?=
 
-.PHONY: crawl test venv clean
+.PHONY: crawl test bench venv clean
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,14 @@ crawl: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# Benchmarks (nginx from Debian: apt-get install nginx-light). BENCH_QUICK=1: one round.
+bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) bench/page_work.py
+	$(PY) bench/visited_table.py
+	$(PY) bench/slow_server.py --pages 600 --threads 1 4 8
+	$(PY) bench/realsite.py
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .hypothesis

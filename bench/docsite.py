@@ -12,49 +12,18 @@ worker process and its own temporary config; it listens on 127.0.0.1 only.
 from __future__ import annotations
 
 import argparse
-import collections
 import json
 import os
-import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.parse
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "tests")]
 
+from nginx import Nginx, nginx_binary  # noqa: E402
 from reachable import reachable_html_pages  # noqa: E402
-
-NGINX_CONF = """
-daemon off;
-worker_processes 1;
-pid {tmp}/nginx.pid;
-error_log {tmp}/error.log;
-events {{ worker_connections 1024; }}
-http {{
-    include /etc/nginx/mime.types;
-    access_log {tmp}/access.log;
-    client_body_temp_path {tmp};
-    proxy_temp_path {tmp};
-    fastcgi_temp_path {tmp};
-    uwsgi_temp_path {tmp};
-    scgi_temp_path {tmp};
-    server {{
-        listen 127.0.0.1:{port};
-        root {root};
-        charset utf-8;
-    }}
-}}
-"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -63,39 +32,21 @@ def main() -> int:
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    if shutil.which("nginx") is None and not os.path.exists("/usr/sbin/nginx"):
+    if nginx_binary() is None:
         print("docsite: nginx is not installed (apt-get install nginx-light)", file=sys.stderr)
         return 2
-    tmp = tempfile.mkdtemp(prefix="crawler-nginx-")
-    port = free_port()
-    conf = os.path.join(tmp, "nginx.conf")
-    with open(conf, "w") as f:
-        f.write(NGINX_CONF.format(tmp=tmp, port=port, root=os.path.realpath(args.root)))
-    nginx = subprocess.Popen([shutil.which("nginx") or "/usr/sbin/nginx", "-c", conf, "-p", tmp])
-    try:
-        for _ in range(100):
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.1).close()
-                break
-            except OSError:
-                time.sleep(0.05)
-        out = args.out or os.path.join(tmp, "out")
+    with Nginx(args.root) as server:
+        out = args.out or os.path.join(server.tmp, "out")
         started = time.monotonic()
         result = subprocess.run(
-            [sys.executable, "-m", "crawler", f"http://127.0.0.1:{port}/index.html", "--out", out,
+            [sys.executable, "-m", "crawler", server.url("/index.html"), "--out", out,
              "--workers", str(args.workers), "--threads", str(args.threads), "--quiet"],
             capture_output=True, text=True)
         wall = time.monotonic() - started
         if result.returncode != 0:
             print(result.stderr, file=sys.stderr)
             return result.returncode
-    finally:
-        nginx.terminate()
-        nginx.wait(10)
-    requests = collections.Counter()
-    with open(os.path.join(tmp, "access.log")) as f:
-        for line in f:
-            requests[line.split('"')[1].split()[1]] += 1
+        requests = server.requests()
     with open(os.path.join(out, "summary.json")) as f:
         summary = json.load(f)
     twice = {path: n for path, n in requests.items() if n > 1}
