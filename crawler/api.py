@@ -108,12 +108,11 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
             states = table.counts()
         except (OSError, EOFError):  # the manager died: its counts are lost
             states = None
-        manager.shutdown()
         summary = finish_outputs(config, dispatcher, states,
                                  time.monotonic() - started, aborted)
     finally:
         if manager is not None:
-            manager.shutdown()  # idempotent
+            manager.shutdown()
     if isinstance(aborted, Aborted):
         raise KeyboardInterrupt(f"{aborted}; outputs in {config.out_dir}")
     if aborted is not None:
@@ -164,8 +163,8 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
     # A URL in flight at an abort whose edges are on disk was processed: its result
     # was lost, not its record (a record's edges are written just before it).
     sources = {source for source, _ in graph.edges}
-    processed = dispatcher.fetched | {task.url for task, reason in dispatcher.skipped
-                                      if reason.endswith(IN_FLIGHT) and task.url in sources}
+    in_flight = [task for task, reason in dispatcher.skipped if reason.endswith(IN_FLIGHT)]
+    processed = dispatcher.fetched | {task.url for task in in_flight if task.url in sources}
     tree = graph.tree(config.seed_keys, processed)
     write_tree(tree, os.path.join(out, "tree.txt"))
     skipped = [(t.url, t.depth, t.parent, reason) for t, reason in dispatcher.skipped]
@@ -179,8 +178,7 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
     if states is None:  # the table is lost: what the dispatcher itself saw
         claimed, reconciled = None, False
         states = {"visited": c.visited, "failed": c.failed,
-                  "skipped": sum(1 for _, reason in dispatcher.skipped if not reason.endswith(IN_FLIGHT)),
-                  "in_flight": sum(1 for _, reason in dispatcher.skipped if reason.endswith(IN_FLIGHT))}
+                  "skipped": len(dispatcher.skipped) - len(in_flight), "in_flight": len(in_flight)}
     else:
         claimed = sum(states.values())
         reconciled = (claimed == states["visited"] + states["failed"] + states["skipped"]

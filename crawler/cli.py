@@ -83,7 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="bodies are cut at this many bytes, recorded as truncated (default: %(default)s)")
     p.add_argument("--max-redirects", type=_positive_int, default=10,
                    help="longest redirect chain followed (default: %(default)s)")
-    p.add_argument("--user-agent", default="", help="User-Agent header (default: crawler/VERSION with a project URL)")
+    p.add_argument("--user-agent", default="", help="User-Agent header (default: crawler/VERSION (corpus crawler; python-requests))")
     p.add_argument("--shards", type=_positive_int, default=DEFAULT_SHARDS,
                    help="visited-table shards, a power of two (default: %(default)s)")
     p.add_argument("--start-method", choices=("fork", "spawn", "forkserver"), default=None,

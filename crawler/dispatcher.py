@@ -82,6 +82,7 @@ class Dispatcher:
         self.manager = manager
         self.frontier = frontier if frontier is not None else MemoryFrontier()
         self.tasks = ctx.Queue(config.task_queue_size)
+        self.seed_keys = config.seed_keys
         self.result_pipes: dict[int, object] = {}  # fetcher id -> read end of its pipe
         self.counters = CrawlCounters()
         self.monitor = ProcessTreeMonitor()
@@ -112,7 +113,7 @@ class Dispatcher:
         if not self.fetchers:
             self.start()
         try:
-            keys = self.config.seed_keys
+            keys = self.seed_keys
             for seed, key, won in zip(self.config.seeds, keys, self.table.claim_many(keys)):
                 if won:
                     self.frontier.push(FetchTask(key, 0, request_url=None if seed == key else seed))
@@ -237,7 +238,7 @@ class Dispatcher:
         if message.outcome == REDIRECT:
             self.redirected.add(message.url)
         self.counters.add(message)
-        if message.url in self.config.seed_keys and self.seed_outcome is None:
+        if message.url in self.seed_keys and self.seed_outcome is None:
             self.seed_outcome = message
         for task in message.discovered:
             self.frontier.push(task)
@@ -278,24 +279,21 @@ class Dispatcher:
                 self._handle(message, check=False)
         self.skipped.extend((task, reason + IN_FLIGHT) for task in self.in_flight.values())
         self.in_flight.clear()
-        tasks = list(self.frontier.drain())
-        self.skipped.extend((task, reason) for task in tasks)
         try:
-            self.table.mark_many([t.url for t in tasks], "skipped")
-        except Exception:  # the manager may be what died
-            log.warning("could not mark %d frontier URL(s) skipped in the visited table", len(tasks))
+            self._skip_frontier(reason)
+        except Exception:  # the manager may be what died; the URLs are listed anyway
+            log.warning("could not mark the frontier skipped in the visited table")
 
     def _skip_frontier(self, reason: str) -> None:
-        """Mark what is left in the frontier skipped (a limit or a stop ended the crawl)."""
-        batch: list[FetchTask] = []
-        for task in self.frontier.drain():
-            batch.append(task)
-            self.skipped.append((task, reason))
-            if len(batch) == 1000:
-                self.table.mark_many([t.url for t in batch], "skipped")
-                batch = []
-        if batch:
-            self.table.mark_many([t.url for t in batch], "skipped")
+        """List what is left in the frontier as skipped (a limit, a stop or an abort ended
+        the crawl), then mark it skipped in the visited table, 1,000 URLs a call.
+
+        Raises what the visited table raises; the URLs are in :attr:`skipped` by then.
+        """
+        tasks = list(self.frontier.drain())
+        self.skipped.extend((task, reason) for task in tasks)
+        for start in range(0, len(tasks), 1000):
+            self.table.mark_many([t.url for t in tasks[start:start + 1000]], "skipped")
 
     def _progress(self) -> None:
         now = time.monotonic()

@@ -227,7 +227,7 @@ class HttpClient:
                 if location is not None:
                     body, truncated = b"", False
                 else:
-                    body, truncated = self._read_body(resp.raw, started)
+                    body, truncated = self._read_body(resp.raw)
                 return Response(url, resp.status_code, resp.headers.get("Content-Type"),
                                 location, body, truncated,
                                 (time.monotonic() - started) * 1000.0)
@@ -251,13 +251,11 @@ class HttpClient:
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise FetchError("http error", f"{type(exc).__name__}: {exc}") from exc
 
-    def _read_body(self, raw, started: float) -> tuple[bytes, bool]:
-        """Read the decoded body in ``read1`` steps, checking the deadline and size cap."""
+    def _read_body(self, raw) -> tuple[bytes, bool]:
+        """Read the decoded body in ``read1`` steps (each returns as soon as any data
+        arrived), up to the size cap. The deadline is the watchdog's (:meth:`get`)."""
         chunks, size = [], 0
-        deadline = started + self.total_timeout_s
         while True:
-            if time.monotonic() > deadline:
-                raise FetchError("timeout", f"body not complete after {self.total_timeout_s:g} s")
             chunk = raw.read1(READ_CHUNK_BYTES, decode_content=True)
             if not chunk:
                 return b"".join(chunks), False

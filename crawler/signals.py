@@ -34,9 +34,9 @@ def _main_thread() -> bool:
 
 @contextlib.contextmanager
 def signals_deferred(start_method: str = "fork"):
-    """Ignore and block SIGINT and SIGTERM for the duration (call it from the main thread, with no
-    other threads running, giving the multiprocessing start method the children will
-    use); children started inside inherit "ignored". A signal that arrives meanwhile
+    """Ignore and block SIGINT and SIGTERM for the duration (call it from the main
+    thread, with no other threads running, giving the multiprocessing start method the
+    children will use); children started inside inherit "ignored". A signal that arrives meanwhile
     is delivered to the previous handler when the block ends."""
     if not _main_thread():
         yield
@@ -88,7 +88,7 @@ class StopOnSignal:
     def install(self) -> "StopOnSignal":
         """Handle SIGINT and SIGTERM from now on (main thread only; else a no-op)."""
         if _main_thread() and not self.previous:
-            for sig in (signal.SIGINT, signal.SIGTERM):
+            for sig in STOP_SIGNALS:
                 self.previous[sig] = signal.signal(sig, self._handle)
         return self
 

@@ -233,7 +233,7 @@ def fetcher_main(worker_id: int, config, tasks, results, table) -> None:
         results: write end of this fetcher's result pipe (:class:`TaskDone` messages).
         table: proxy of the manager-hosted visited table.
     """
-    child_signals()  # the dispatcher owns Ctrl-C; SIGTERM kills
+    child_signals()  # SIGINT and SIGTERM are the dispatcher's: ignored here
     writer = RecordWriter(config.out_dir, worker_id)
     processor = PageProcessor(worker_id, config, table, writer)
     sender = ResultSender(results)
