@@ -205,6 +205,7 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "pages_per_s": round(c.outcomes[PAGE] / wall_s, 2) if wall_s > 0 else None,
         "cpu_s": round(dispatcher.monitor.cpu_s, 2),
         "peak_rss_bytes": dispatcher.monitor.peak_rss_bytes,
+        "processes": dispatcher.monitor.by_role(),
         "workers": config.workers,
         "threads": config.threads,
         "start_method": dispatcher.ctx.get_start_method(),

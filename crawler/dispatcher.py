@@ -86,6 +86,8 @@ class Dispatcher:
         self.result_pipes: dict[int, object] = {}  # fetcher id -> read end of its pipe
         self.counters = CrawlCounters()
         self.monitor = ProcessTreeMonitor()
+        if manager is not None:
+            self.monitor.set_role(manager._process.pid, "manager")
         self.fetchers: dict[int, object] = {}
         self.in_flight: dict[str, FetchTask] = {}   # url -> task, put on the queue, not done
         self.fetched: set[str] = set()             # every URL with a record
@@ -147,6 +149,7 @@ class Dispatcher:
             args=(worker_id, self.config, self.tasks, writer, self.table),
             daemon=True)  # if this process dies, multiprocessing's exit hook ends them
         process.start()
+        self.monitor.set_role(process.pid, "fetcher")
         writer.close()  # the fetcher holds the only write end: its death is an EOF here
         self.fetchers[worker_id] = process
         self.result_pipes[worker_id] = reader

@@ -16,12 +16,21 @@ class ProcessTreeMonitor:
 
     ``sample()`` returns the current total RSS in bytes and updates :attr:`peak_rss_bytes`.
     CPU seconds of processes that exited between samples are kept at their last reading.
+    Processes named with :meth:`set_role` are also summed per role (:meth:`by_role`);
+    the root is ``"dispatcher"``, an unnamed descendant ``"other"``.
     """
 
     def __init__(self, pid: int | None = None) -> None:
         self.root = psutil.Process(pid or os.getpid())
         self.peak_rss_bytes = 0
         self._cpu_s: dict[int, float] = {}
+        self._peak_rss: dict[int, int] = {}
+        self._roles: dict[int, str] = {self.root.pid: "dispatcher"}
+
+    def set_role(self, pid: int | None, role: str) -> None:
+        """Name the process ``pid`` (e.g. ``"manager"``, ``"fetcher"``) for :meth:`by_role`."""
+        if pid is not None:
+            self._roles[pid] = role
 
     def sample(self) -> int:
         """Return total RSS (bytes) of the process tree now; track peak and CPU."""
@@ -29,9 +38,11 @@ class ProcessTreeMonitor:
         for proc in [self.root, *self.root.children(recursive=True)]:
             try:
                 with proc.oneshot():
-                    total += proc.memory_info().rss
+                    rss = proc.memory_info().rss
                     times = proc.cpu_times()
+                total += rss
                 self._cpu_s[proc.pid] = times.user + times.system
+                self._peak_rss[proc.pid] = max(self._peak_rss.get(proc.pid, 0), rss)
             except psutil.Error:  # exited between listing and reading
                 continue
         self.peak_rss_bytes = max(self.peak_rss_bytes, total)
@@ -41,6 +52,18 @@ class ProcessTreeMonitor:
     def cpu_s(self) -> float:
         """User + system CPU seconds of every process seen, as of the last sample."""
         return sum(self._cpu_s.values())
+
+    def by_role(self) -> dict[str, dict[str, float]]:
+        """Per role: ``processes`` (count), ``cpu_s`` (summed, last sample) and
+        ``peak_rss_bytes`` (the largest single process of that role)."""
+        roles: dict[str, dict[str, float]] = {}
+        for pid, cpu in self._cpu_s.items():
+            row = roles.setdefault(self._roles.get(pid, "other"),
+                                   {"processes": 0, "cpu_s": 0.0, "peak_rss_bytes": 0})
+            row["processes"] += 1
+            row["cpu_s"] = round(row["cpu_s"] + cpu, 2)
+            row["peak_rss_bytes"] = max(row["peak_rss_bytes"], self._peak_rss.get(pid, 0))
+        return roles
 
 
 class CrawlCounters:

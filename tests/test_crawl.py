@@ -153,6 +153,12 @@ def test_every_page_links_to_every_other_page_eight_fetchers(tmp_path):
     assert hits == {f"/p{i}.html": 1 for i in range(count)}
     assert sorted(records) == sorted(server.url(f"/p{i}.html") for i in range(count))
     assert summary["pages"] == count and summary["claimed"] == count and summary["reconciled"]
+    roles = summary["processes"]
+    assert {role: row["processes"] for role, row in roles.items() if role != "other"} == {
+        "dispatcher": 1, "manager": 1, "fetcher": 8}  # other: resource tracker, forkserver
+    assert all(row["peak_rss_bytes"] > 2**20 for row in roles.values()), roles
+    assert roles["fetcher"]["cpu_s"] > 0  # CPU times tick at 10 ms: the manager may read 0
+    assert abs(sum(row["cpu_s"] for row in roles.values()) - summary["cpu_s"]) < 0.05
 
 
 def chain_site(server: SiteServer, length: int) -> None:
