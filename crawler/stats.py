@@ -53,14 +53,15 @@ class ProcessTreeMonitor:
         """User + system CPU seconds of every process seen, as of the last sample."""
         return sum(self._cpu_s.values())
 
-    def by_role(self) -> dict[str, dict[str, float]]:
-        """Per role: ``processes`` (count), ``cpu_s`` (summed, last sample) and
+    def by_role(self) -> dict[str, dict]:
+        """Per role: ``processes`` (count), ``pids``, ``cpu_s`` (summed, last sample) and
         ``peak_rss_bytes`` (the largest single process of that role)."""
-        roles: dict[str, dict[str, float]] = {}
-        for pid, cpu in self._cpu_s.items():
+        roles: dict[str, dict] = {}
+        for pid, cpu in sorted(self._cpu_s.items()):
             row = roles.setdefault(self._roles.get(pid, "other"),
-                                   {"processes": 0, "cpu_s": 0.0, "peak_rss_bytes": 0})
+                                   {"processes": 0, "pids": [], "cpu_s": 0.0, "peak_rss_bytes": 0})
             row["processes"] += 1
+            row["pids"].append(pid)
             row["cpu_s"] = round(row["cpu_s"] + cpu, 2)
             row["peak_rss_bytes"] = max(row["peak_rss_bytes"], self._peak_rss.get(pid, 0))
         return roles
