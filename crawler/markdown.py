@@ -78,6 +78,9 @@ class CorpusHTML2Text(html2text.HTML2Text):
     * ``p``/``pbr`` (paragraph and line breaks requested by headings, lists, ...) and
       ``o`` (newlines inside emitted text): a space instead while in a cell.
 
+    The last three are bound on the instance only while inside a cell
+    (:meth:`_set_in_cell`), so text outside tables pays nothing for them.
+
     html2text's own ``split_next_td`` is not enough as the "in a cell" flag: it stays
     set from the first cell until ``</tr>``, between cells too.
 
@@ -92,25 +95,36 @@ class CorpusHTML2Text(html2text.HTML2Text):
         self._flat_depth = 0
         self._span_pending = 0
 
-    def _tables_rendered(self) -> bool:
-        return not (self.ignore_tables or self.bypass_tables)
-
-    def _cell_mode(self) -> bool:
-        return self._in_cell and self._tables_rendered()
+    def _set_in_cell(self, in_cell: bool) -> None:
+        """Enter or leave a cell. The cell-mode hooks are bound on the instance only
+        while in a cell, so text outside tables (most of a page) runs html2text's own
+        ``o``/``p``/``pbr``/``handle_data`` with no wrapper in between: html2text calls
+        them through ``self``, so an instance attribute shadows the class method."""
+        if in_cell == self._in_cell:
+            return
+        self._in_cell = in_cell
+        if in_cell:
+            self.o = self._cell_o
+            self.p = self._cell_space
+            self.pbr = self._cell_space
+            self.handle_data = self._cell_data
+        else:
+            del self.o, self.p, self.pbr, self.handle_data
 
     def handle_tag(self, tag: str, attrs: Dict[str, Optional[str]], start: bool) -> None:
-        if not self._tables_rendered():
+        if self.ignore_tables or self.bypass_tables:
+            self._set_in_cell(False)
             super().handle_tag(tag, attrs, start)
             return
-        if tag in ("table", "tr", "td", "th"):
+        if tag in _TABLE_TAGS:
             if self._flat_depth or (tag == "table" and start and self._in_cell):
                 # table nested in a cell: flatten it into the cell's text
                 if tag == "table":
                     self._flat_depth += 1 if start else -1
                 self.space = True
                 return
-            if tag in ("table", "tr"):
-                self._in_cell = False
+            if tag == "table" or tag == "tr":
+                self._set_in_cell(False)
                 if self.split_next_td and (start if tag == "tr" else not start):
                     self._end_row({})  # close a row left open
                 if tag == "tr" and not start:
@@ -127,17 +141,17 @@ class CorpusHTML2Text(html2text.HTML2Text):
                     self.space = True
                     self.split_next_td = False  # so html2text adds no "| " of its own
                     self._span_pending = _colspan(attrs) - 1
-                self._in_cell = start
+                self._set_in_cell(start)
             super().handle_tag(tag, attrs, start)
             if tag == "table" and not start:
                 self.p()  # blank line after a table: the next one must not continue it
             return
-        if start and tag in ("a", "img"):
+        if start and (tag == "a" or tag == "img"):
             for name in ("href", "src"):
                 value = attrs.get(name)
                 if value:
                     attrs[name] = _clean_url(value)
-        if self._in_cell and tag in ("br", "p", "div"):
+        if self._in_cell and (tag == "br" or tag == "p" or tag == "div"):
             if start or tag != "br":
                 self.space = True
             if tag == "br":
@@ -158,7 +172,7 @@ class CorpusHTML2Text(html2text.HTML2Text):
         cells, the delimiter row with outer pipes (``| --- | --- |``) instead of
         html2text's ``---|---``, so a one-column table cannot be read as a setext
         heading (CommonMark 4.3; GFM tables allow the outer pipes)."""
-        self._in_cell = False
+        self._set_in_cell(False)
         had_cells = self.split_next_td and self.td_count > 0
         if had_cells:
             self.space = True
@@ -174,27 +188,23 @@ class CorpusHTML2Text(html2text.HTML2Text):
             else:
                 self.table_start = True  # an empty <tr>: the header is still to come
 
-    def handle_data(self, data: str, entity_char: bool = False) -> None:
-        if self._cell_mode() and "|" in data:
+    # Cell-mode hooks, bound on the instance by _set_in_cell while in a cell.
+    def _cell_data(self, data: str, entity_char: bool = False) -> None:
+        if "|" in data:
             data = data.replace("|", "\\|")
-        super().handle_data(data, entity_char)
+        html2text.HTML2Text.handle_data(self, data, entity_char)
 
-    def o(self, data: str, puredata: bool = False, force: bool | str = False) -> None:
-        if self._cell_mode() and "\n" in data and not force:
+    def _cell_o(self, data: str, puredata: bool = False, force: bool | str = False) -> None:
+        if not force and "\n" in data:
             data = data.replace("\n", " ")
-        super().o(data, puredata, force)
+        html2text.HTML2Text.o(self, data, puredata, force)
 
-    def p(self) -> None:
-        if self._cell_mode():
-            self.space = True
-            return
-        super().p()
+    def _cell_space(self) -> None:
+        """``p``/``pbr`` in a cell: a space instead of a paragraph or line break."""
+        self.space = True
 
-    def pbr(self) -> None:
-        if self._cell_mode():
-            self.space = True
-            return
-        super().pbr()
+
+_TABLE_TAGS = frozenset(("table", "tr", "td", "th"))
 
 
 def _make_converter(base_url: str) -> CorpusHTML2Text:
