@@ -9,6 +9,7 @@ syntax, §5 reference resolution, §6 normalization) and the WHATWG URL Standard
 
 from __future__ import annotations
 
+import functools
 import ipaddress
 import re
 from typing import Callable, NamedTuple
@@ -88,6 +89,8 @@ def remove_dot_segments(path: str) -> str:
 
     ``'/a/b/c/./../../g'`` -> ``'/a/g'``; ``'/../x'`` -> ``'/x'``; ``'/a/..'`` -> ``'/'``.
     """
+    if "/." not in path and not path.startswith("."):
+        return path  # no segment starts with '.': nothing to remove (most paths)
     out: list[str] = []
     i, n = 0, len(path)
     while i < n:
@@ -133,10 +136,17 @@ def _special_slashes(ref: str, base: Parts | None) -> str:
     return ref
 
 
+@functools.lru_cache(maxsize=64)
+def _base_parts(base: str) -> Parts | None:
+    """The components of an absolute base URL (scheme lowercased), or ``None``.
+    Cached: every link on a page is resolved against the same base."""
+    b = _resolve_parts(clean_reference(base), None)
+    return None if b is None or b.scheme is None else b._replace(scheme=b.scheme.lower())
+
+
 def _resolve_parts(ref: str, base: str | None) -> Parts | None:
     """RFC 3986 §5.2.2 on components; ``None`` if ``ref`` is relative and no base."""
-    b = None if base is None else _resolve_parts(clean_reference(base), None)
-    b = None if b is None or b.scheme is None else b._replace(scheme=b.scheme.lower())
+    b = None if base is None else _base_parts(base)
     r = split_reference(_special_slashes(ref, b))
     if r.scheme is not None:
         return r._replace(path=remove_dot_segments(r.path))
@@ -174,6 +184,8 @@ def normalize_percent_encoding(text: str, safe: frozenset[str]) -> str:
     ``~``, but ``%2F``, ``%23``, ``%25`` stay); every character not in ``safe`` is
     percent-encoded as UTF-8 (a '%' not starting an escape becomes ``%25``).
     """
+    if safe.issuperset(text):
+        return text  # every character safe, so no '%' either: already canonical
     out = []
     for tok in _ESCAPE_OR_CHAR.findall(text):
         if len(tok) == 3:

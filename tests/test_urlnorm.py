@@ -513,3 +513,70 @@ def test_module_has_no_mutable_globals():
             assert not isinstance(value, (list, set, bytearray)), name
             if isinstance(value, dict):
                 assert name == "DEFAULT_PORTS", name
+
+
+# ------------------------------------------------- fast paths against the plain rules
+
+def _reference_remove_dot_segments(path: str) -> str:
+    """RFC 3986 §5.2.4 as written (buffer loop), the rule the fast path must keep."""
+    out = ""
+    while path:
+        if path.startswith("../"):
+            path = path[3:]
+        elif path.startswith("./"):
+            path = path[2:]
+        elif path.startswith("/./"):
+            path = path[2:]
+        elif path == "/.":
+            path = "/"
+        elif path.startswith("/../"):
+            path = path[3:]
+            out = out[:out.rfind("/")] if "/" in out else ""
+        elif path == "/..":
+            path = "/"
+            out = out[:out.rfind("/")] if "/" in out else ""
+        elif path in (".", ".."):
+            path = ""
+        else:
+            cut = path.find("/", 1)
+            cut = len(path) if cut == -1 else cut
+            out, path = out + path[:cut], path[cut:]
+    return out
+
+
+def _reference_percent_encoding(text: str, safe) -> str:
+    """RFC 3986 §6.2.2.1-2 character by character, with no shortcut."""
+    out, i = [], 0
+    while i < len(text):
+        esc = text[i:i + 3]
+        if len(esc) == 3 and esc[0] == "%" and all(c in "0123456789abcdefABCDEF" for c in esc[1:]):
+            ch = chr(int(esc[1:], 16))
+            out.append(ch if ch in urlnorm._UNRESERVED else esc.upper())
+            i += 3
+            continue
+        ch = text[i]
+        out.append(ch if ch in safe else "".join(
+            "%%%02X" % b for b in ch.encode("utf-8", "surrogatepass")))
+        i += 1
+    return "".join(out)
+
+
+@PROPS
+@given(st.text(alphabet="/.ab%2E"))
+def test_property_remove_dot_segments_matches_rfc_loop(path):
+    assert remove_dot_segments(path) == _reference_remove_dot_segments(path)
+
+
+@PROPS
+@given(st.one_of(URLISH, st.text()))
+def test_property_percent_encoding_matches_plain_rule(text):
+    for safe in (PATH_SAFE, QUERY_SAFE):
+        assert normalize_percent_encoding(text, safe) == _reference_percent_encoding(text, safe)
+
+
+def test_a_base_is_parsed_once_per_page_not_once_per_link():
+    urlnorm._base_parts.cache_clear()
+    for href in ("a.html", "b.html#x", "../c.html", "?q=1"):
+        urlnorm.normalize(href, "http://h/dir/page.html")
+    info = urlnorm._base_parts.cache_info()
+    assert (info.misses, info.hits) == (1, 3)
