@@ -148,6 +148,41 @@ class VisitedTable:
         return totals
 
 
+class OfferedKeys:
+    """The keys one fetcher process has already offered to the visited table.
+
+    A key never goes back to unseen, so a second claim of a key that was claimed once
+    (won or lost, by anyone) can only lose. A fetcher drops such keys before the round
+    trip: on python3.11-doc a page links to about 43 distinct URLs and the whole site
+    has 4,690, so most claims would be sent again and again for nothing.
+
+    The table stays the authority: this is only a filter in front of it. Two threads
+    racing on one key may both offer it (the table lets one win). Memory is bounded:
+    after ``limit`` keys (default 2**17, about 8 MiB of fingerprints) the set is
+    emptied and fills again, so a claim may be sent twice, and lose, once per cycle.
+
+    Args:
+        limit: keys remembered before the set is emptied; at least 1.
+    """
+
+    def __init__(self, limit: int = 1 << 17) -> None:
+        self.limit = max(1, limit)
+        self._seen: set[int] = set()
+
+    def first_offer(self, key: str) -> bool:
+        """True the first time ``key`` (a normalized URL) is seen here, and remember it."""
+        fp = fingerprint(key)
+        if fp in self._seen:
+            return False
+        if len(self._seen) >= self.limit:
+            self._seen.clear()
+        self._seen.add(fp)
+        return True
+
+    def __len__(self) -> int:
+        return len(self._seen)
+
+
 class VisitedProxy(BaseProxy):
     """Client side of a manager-hosted :class:`VisitedTable`; each call is one round trip."""
 

@@ -31,6 +31,7 @@ from crawler.scope import Scope
 from crawler.signals import child_signals
 from crawler.store import RecordWriter
 from crawler.urlnorm import key_of, request_url
+from crawler.visited import OfferedKeys
 
 log = logging.getLogger("crawler")
 
@@ -71,6 +72,7 @@ class PageProcessor:
         self.table = table
         self.writer = writer
         self.scope = Scope.from_config(config)
+        self.offered = OfferedKeys()
 
     def run(self, task: FetchTask, client: HttpClient) -> TaskDone:
         """Fetch ``task`` and settle it; never raises for a bad page or server."""
@@ -124,7 +126,9 @@ class PageProcessor:
 
     def _finish(self, task, outcome, response, fields, edges, claims=()) -> TaskDone:
         """Write the record and edges, then settle the URL and claim ``claims`` (tasks)
-        in one visited-table round trip; return the result with the tasks won."""
+        in one visited-table round trip; return the result with the tasks won. Keys
+        this process offered before are not sent again (:class:`OfferedKeys`)."""
+        claims = [t for t in claims if self.offered.first_offer(t.url)]
         record = self._record(task, response, **fields)
         self.writer.write(record, edges)
         state = "failed" if outcome == FAILED else "visited"

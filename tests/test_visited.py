@@ -9,7 +9,7 @@ from multiprocessing.managers import RemoteError
 import pytest
 
 from crawler.urlnorm import fingerprint
-from crawler.visited import STATE_NAMES, VisitedTable, start_manager
+from crawler.visited import STATE_NAMES, OfferedKeys, VisitedTable, start_manager
 
 START_METHODS = ["fork", "spawn", "forkserver"]
 WAIT_S = 60  # ceiling on every blocking wait in this file; normal runs take well under 5 s
@@ -295,3 +295,14 @@ def test_race_every_url_is_won_exactly_once(method):
                 child.kill()
                 child.join(WAIT_S)
         manager.shutdown()
+
+
+def test_offered_keys_first_offer_then_forget_at_the_limit():
+    offered = OfferedKeys(limit=2)
+    assert [offered.first_offer(k) for k in ("http://h/a", "http://h/a", "http://h/b")] == [
+        True, False, True]
+    assert len(offered) == 2
+    assert offered.first_offer("http://h/c") is True  # the limit empties the set first
+    assert len(offered) == 1
+    assert offered.first_offer("http://h/a") is True  # forgotten: offered again
+    assert OfferedKeys(limit=0).limit == 1

@@ -394,3 +394,26 @@ def test_a_table_failure_after_the_record_is_written_writes_no_second_record(mak
     done = results.get(timeout=WAIT_S)
     assert (done.outcome, done.error, done.table_failed, done.discovered) == (PAGE, None, True, ())
     assert [r["url"] for r in h.records()] == [u("/")]  # one record, the real one
+
+
+def _links_page(*paths: str) -> str:
+    return "<html><body>" + "".join(f'<a href="{p}">{p}</a>' for p in paths) + "</body></html>"
+
+
+def test_a_key_offered_once_is_not_sent_to_the_table_again(make, monkeypatch):
+    h = make({"/": Route(_links_page("/a", "/b")), "/a": Route(_links_page("/b", "/c", "/"))})
+    sent = []
+    settle = h.table.settle
+    monkeypatch.setattr(h.table, "settle", lambda url, state, links: (
+        sent.append(list(links)), settle(url, state, links))[1])
+    home = h.run("/")
+    a = h.processor.run(home.discovered[0], h.client)  # /a, claimed by the home page
+    url = h.site.url
+    # /b was offered by the home page: not sent again; / was claimed outside the
+    # processor, so it is offered once (and loses in the table)
+    assert sent == [[url("/a"), url("/b")], [url("/"), url("/c")]]
+    assert [t.url for t in home.discovered] == [url("/a"), url("/b")]
+    assert [t.url for t in a.discovered] == [url("/c")]
+    assert h.table.state(url("/")) == "visited" and h.table.state(url("/b")) == "in_flight"
+    # the edges still list every link, offered before or not
+    assert sum(1 for e in h.edges() if e.startswith(url("/a") + "\t")) == 3
