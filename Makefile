@@ -34,8 +34,9 @@ bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/page_work.py
 	$(PY) bench/visited_table.py
-	$(PY) bench/slow_server.py --pages 600 --threads 1 4 8
+	$(PY) bench/slow_server.py
 	$(PY) bench/realsite.py
+	$(PY) bench/memory.py
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .hypothesis

@@ -6,11 +6,14 @@ Usage:
     (BENCH_QUICK=1: same site, one crawl each for --threads 8 16 only, unless --threads
     is given; there are no rounds, every part runs once in either mode)
 
+The default threads stop at 4: with 1 thread the 10,000 pages alone take 250 s at the
+bound (2 would take 125 s); 4 8 16 take about 75 + 40 + 20 s at 80% of their bounds.
+
 A generated site (``--pages`` pages; page i links to page i+1 and to ``--links`` - 1
 others chosen by a fixed seed, so every page is reachable from ``/p0.html``) is served on
 127.0.0.1 only, by a threaded stdlib server (``tests/siteserver.py``) in this process
 that answers every request after ``--delay-ms``. The crawler runs as its own command,
-``python -m crawler http://127.0.0.1:PORT/p0.html --workers W --threads T --quiet``,
+``python -m crawler http://127.0.0.1:PORT/p0.html --workers W --threads T --per-host W*T --quiet``,
 once per ``--threads`` value, against a fresh server each time. The concurrency bound is
 ``workers * threads / delay`` pages per second (no design beats it with that many
 requests in flight); the target is at least 80% of it.
@@ -29,12 +32,18 @@ shared with other work the cores really available are fewer, so the CPU bound is
 upper bound), the server's CPU s (``getrusage`` of this process during the crawl: the
 server threads, the main thread only waits), server-side handling time p50/p99 (request
 parsed to response sent, the delay included), requests the server saw and duplicate
-requests (requests - distinct paths). Every crawl must record every reachable page
-exactly once (pages = reachable pages, requests = pages, duplicates = 0); a crawl that
-does not prints a ``FAIL`` line and the script exits 1 after the other runs.
+requests (requests - distinct paths), and how busy the whole machine was while the
+crawler command ran (``busy``: CPU s of every process on it / wall s, in cores;
+``other_cores``: the same less the crawl and the server, i.e. other people's work). A
+``busy`` near the core count with ``other_cores`` well above 0 means the crawl shared the
+cores and its figures are the shared machine's, not the design's (a NOTE line says so).
+Every crawl must record every reachable page exactly once (pages = reachable pages,
+requests = pages, duplicates = 0, and robots.txt requested once); a crawl that does not prints a ``FAIL`` line and the
+script exits 1 after the other runs.
 
-Prints a table row per crawl (``>=80%?`` shows the target) and saves the settings, the
-server check and every row to ``bench/results/slow_server.json``.
+Prints a table row per crawl (``>=80%?`` shows the target) and saves the settings, which
+crawler code ran (sha256 of ``crawler/*.py``, git commit and whether ``crawler/`` differs
+from it), the server check and every row to ``bench/results/slow_server.json``.
 """
 
 from __future__ import annotations
@@ -131,6 +140,29 @@ def percentile(values: list[float], q: float) -> float | None:
     return values[min(len(values) - 1, int(q * len(values)))]
 
 
+def crawler_source() -> dict:
+    """Which crawler code ran: sha256 of ``crawler/*.py``, and the git commit with whether
+    ``crawler/`` differs from it (None outside a git work tree)."""
+    import hashlib
+    digest = hashlib.sha256()
+    folder = os.path.join(ROOT, "crawler")
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".py"):
+            digest.update(name.encode() + b"\0")
+            with open(os.path.join(folder, name), "rb") as f:
+                digest.update(f.read())
+    info = {"sources_sha256": digest.hexdigest(), "git_commit": None, "modified_since_commit": None}
+    try:
+        info["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, check=True,
+                                            capture_output=True, text=True).stdout.strip()
+        info["modified_since_commit"] = bool(subprocess.run(
+            ["git", "status", "--porcelain", "--", "crawler"], cwd=ROOT, check=True,
+            capture_output=True, text=True).stdout.strip())
+    except (OSError, subprocess.CalledProcessError):
+        pass
+    return info
+
+
 def _process_cpu_s() -> float:
     r = resource.getrusage(resource.RUSAGE_SELF)
     return r.ru_utime + r.ru_stime
@@ -198,7 +230,11 @@ def server_check(routes, delay_s: float, clients: int, pages: int) -> dict:
                            args=(server.port, clients, PROBE_REQUESTS, pages, writer))
         proc.start()
         writer.close()
-        result = reader.recv()
+        try:
+            result = reader.recv()
+        except EOFError:  # the client process died: no figures, said so
+            result = {"wall_s": float("nan"), "latencies": [],
+                      "errors": [f"probe client exited {proc.exitcode} without a result"]}
         proc.join()
         server_cpu = _process_cpu_s() - cpu_before
     lat = result["latencies"]
@@ -229,7 +265,7 @@ def run_crawl(seed: str, out: str, workers: int, threads: int, timeout_s: float)
     Raises RuntimeError if it fails or outlasts ``timeout_s`` (then its group is killed).
     """
     cmd = [sys.executable, "-m", "crawler", seed, "--out", out, "--workers", str(workers),
-           "--threads", str(threads), "--quiet"]
+           "--threads", str(threads), "--per-host", str(workers * threads), "--quiet"]
     proc = subprocess.Popen(cmd, cwd=ROOT, env=_local_only_env(), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     try:
@@ -268,8 +304,9 @@ def measure(routes, expected: set[str], args, threads: int) -> dict:
         busy, window = _machine_busy_s() - busy_before, time.monotonic() - wall_before
         hits = dict(server.hits)
         handling = list(server.handling_s)
+    robots = hits.pop("/robots.txt", 0)  # RFC 9309: once per host, before any page
     requests = sum(hits.values())
-    row.update(requests=requests, duplicate_requests=requests - len(hits),
+    row.update(requests=requests, robots_requests=robots, duplicate_requests=requests - len(hits),
                server_cpu_s=round(server_cpu, 3),
                server_ms_p50=round(percentile(handling, 0.5) * 1000, 1) if handling else None,
                server_ms_p99=round(percentile(handling, 0.99) * 1000, 1) if handling else None)
@@ -289,7 +326,7 @@ def measure(routes, expected: set[str], args, threads: int) -> dict:
                    fraction_of_min_bound=round(summary["pages_per_s"] / limit, 3),
                    cpu_limited=bool(cpu_bound and cpu_bound < bound),
                    failed=summary["failed"], reconciled=summary["reconciled"],
-                   other_cpu_s=round(max(0.0, busy - cpu_s - server_cpu), 1))
+                   other_cores=round(max(0.0, busy - cpu_s - server_cpu) / window, 2))
     row["machine_busy_cores"] = round(busy / window, 2)
     problems = []
     if summary is None:
@@ -303,6 +340,8 @@ def measure(routes, expected: set[str], args, threads: int) -> dict:
             problems.append("summary not reconciled")
     if row["duplicate_requests"]:
         problems.append(f"{row['duplicate_requests']} duplicate requests")
+    if robots != 1:
+        problems.append(f"robots.txt requested {robots} times, not once")
     if set(hits) != expected:
         problems.append(f"requested paths != reachable pages ({len(set(hits) - expected)} extra, "
                         f"{len(expected - set(hits))} never requested)")
@@ -347,6 +386,8 @@ def main() -> int:
     args = parser.parse_args()
     if args.pages < 2 or not 1 <= args.links <= args.pages:
         parser.error("need --pages >= 2 and 1 <= --links <= --pages")
+    if args.workers < 1 or min(args.threads) < 1 or args.delay_ms <= 0:
+        parser.error("need --workers >= 1, every --threads >= 1 and --delay-ms > 0")
     started = time.monotonic()
     routes = generated_site(args.pages, args.links)
     expected = reachable(args.pages, args.links)
@@ -355,6 +396,7 @@ def main() -> int:
     results = {"pages": args.pages, "links": args.links, "delay_ms": args.delay_ms,
                "workers": args.workers, "threads": args.threads, "quick": quick,
                "cpu_count": os.cpu_count(), "target_fraction_of_bound": TARGET,
+               "crawler": crawler_source(),
                "server_check": None, "rows": []}
 
     def save() -> None:
@@ -384,6 +426,11 @@ def main() -> int:
         results["rows"].append(row)
         save()
         print(format_row(row), flush=True)
+        others = row.get("other_cores", 0.0)
+        if others > 0.25:
+            print(f"NOTE threads={threads}: other processes used {others:.1f} cores on average "
+                  f"(machine busy {row['machine_busy_cores']:.1f} of {os.cpu_count()}): "
+                  f"the figures are the shared machine's", flush=True)
         if not row["ok"]:
             failed = True
             print(f"FAIL workers={args.workers} threads={threads}: {'; '.join(row['problems'])}",
