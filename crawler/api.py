@@ -121,6 +121,11 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
     if seed is not None and seed.outcome == FAILED and summary["visited"] == 0:
         raise SeedFailed(f"seed {seed.url} could not be crawled ({seed.error}); "
                          f"outputs in {config.out_dir}")
+    seed_skips = [reason for task, reason in dispatcher.skipped
+                  if task.url in config.seed_keys and reason.startswith("robots.txt")]
+    if summary["visited"] == 0 and seed_skips and seed is None:
+        raise SeedFailed(f"seed {config.seed_keys[0]} could not be crawled ({seed_skips[0]}); "
+                         f"outputs in {config.out_dir}")
     return summary
 
 
@@ -197,6 +202,8 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "failed_by_reason": dict(sorted(c.failed_by_reason.items())),
         "skipped_by_reason": dict(sorted(collections.Counter(row[3] for row in skipped).items())),
         "redirect_cycles": graph.redirect_cycles(dispatcher.redirected),
+        "robots_fetches": dispatcher.robots_fetches,
+        "retries": dispatcher.retries_scheduled,
         "stopped": str(aborted) if aborted is not None else dispatcher.stop_reason,
         "edges": edge_count,
         "body_bytes": c.body_bytes,

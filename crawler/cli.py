@@ -42,6 +42,7 @@ def _number(convert, minimum, inclusive: bool, noun: str):
 _positive_int = _number(int, 1, True, "a whole number")
 _non_negative_int = _number(int, 0, True, "a whole number")
 _positive_float = _number(float, 0.0, False, "a number")
+_non_negative_float = _number(float, 0.0, True, "a number")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -90,6 +91,22 @@ def build_parser() -> argparse.ArgumentParser:
                    help="multiprocessing start method (default: the platform's)")
     p.add_argument("--progress-interval", type=_positive_float, default=5.0,
                    help="seconds between progress lines on stderr (default: %(default)s)")
+    p.add_argument("--ignore-robots", action="store_true",
+                   help="do not fetch or honour robots.txt (default: honour it, RFC 9309)")
+    p.add_argument("--per-host", type=_positive_int, default=8,
+                   help="most requests in flight to one host (default: %(default)s)")
+    p.add_argument("--delay", type=_non_negative_float, default=0.0,
+                   help="seconds between requests to one host; a larger robots.txt Crawl-delay wins "
+                        "(default: %(default)s)")
+    p.add_argument("--retries", type=_non_negative_int, default=2,
+                   help="retries of a timeout, connection error, 408, 429, 500, 502, 503 or 504, "
+                        "after Retry-After or an exponential backoff (default: %(default)s)")
+    p.add_argument("--max-retry-wait", type=_non_negative_float, default=300.0,
+                   help="a Retry-After longer than this many seconds fails the URL (default: %(default)s)")
+    p.add_argument("--max-url-length", type=_positive_int, default=2048,
+                   help="skip URLs longer than this (default: %(default)s)")
+    p.add_argument("--max-query-variants", type=_positive_int, default=1000,
+                   help="most URLs with a query per path, against calendar traps (default: %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress lines, only errors")
     p.add_argument("--version", action="version", version=f"crawler {__version__}")
     return p
@@ -112,6 +129,9 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         total_timeout_s=args.total_timeout, max_body_bytes=args.max_bytes,
         max_redirects=args.max_redirects, user_agent=args.user_agent, shards=args.shards,
         start_method=args.start_method, progress_interval_s=args.progress_interval,
+        obey_robots=not args.ignore_robots, per_host=args.per_host, delay_s=args.delay,
+        retries=args.retries, max_retry_wait_s=args.max_retry_wait,
+        max_url_length=args.max_url_length, max_query_variants=args.max_query_variants,
     ).validated()
 
 

@@ -25,6 +25,7 @@ MAX_THREADS = 1024
 MAX_QUEUE_SIZE = 1_000_000
 MAX_TIMEOUT_S = 86_400.0
 MAX_REDIRECTS = 100
+MAX_RETRIES = 100
 MAX_SHARDS = 2 ** 20
 MAX_BODY_BYTES = 2 ** 40
 
@@ -66,6 +67,22 @@ class CrawlConfig:
         start_method: multiprocessing start method (fork, spawn, forkserver) or ``None``
             for the platform default.
         progress_interval_s: seconds between progress log lines.
+        obey_robots: fetch and honour each origin's robots.txt (RFC 9309) before any
+            page of it; ``False`` is ``--ignore-robots``.
+        per_host: most requests in flight to one origin (Scrapy's default is 8 too).
+        delay_s: minimum seconds between the end of one request to an origin and the
+            start of the next; 0 means none. A larger ``Crawl-delay`` wins.
+        max_crawl_delay_s: cap on a robots.txt ``Crawl-delay``.
+        retries: further attempts after a transient failure (timeout, connection
+            error, 408, 429, 500, 502, 503, 504); 0 disables retrying.
+        retry_base_s, retry_cap_s: exponential backoff: about ``base * 2**attempt``
+            seconds (with jitter), at most ``cap``, when the server gave no Retry-After.
+        max_retry_wait_s: a ``Retry-After`` longer than this fails the URL at once
+            (recorded with the reason) instead of holding it.
+        max_url_length: URLs longer than this many characters are skipped.
+        max_query_variants: most URLs with a query per path (scheme, host and path):
+            further ones are skipped (a calendar's endless ``?month=`` links); ``None``:
+            unlimited.
     """
 
     seeds: tuple[str, ...]
@@ -87,6 +104,16 @@ class CrawlConfig:
     shards: int = DEFAULT_SHARDS
     start_method: str | None = None
     progress_interval_s: float = 5.0
+    obey_robots: bool = True
+    per_host: int = 8
+    delay_s: float = 0.0
+    max_crawl_delay_s: float = 60.0
+    retries: int = 2
+    retry_base_s: float = 1.0
+    retry_cap_s: float = 60.0
+    max_retry_wait_s: float = 300.0
+    max_url_length: int = 2048
+    max_query_variants: int | None = 1000
 
     @property
     def seed_keys(self) -> tuple[str, ...]:
@@ -108,7 +135,9 @@ class CrawlConfig:
             raise ConfigError("at least one seed URL is required")
         for name, top in (("workers", MAX_WORKERS), ("threads", MAX_THREADS),
                           ("max_redirects", MAX_REDIRECTS), ("queue_size", MAX_QUEUE_SIZE),
-                          ("max_pages", None), ("max_body_bytes", MAX_BODY_BYTES)):
+                          ("max_pages", None), ("max_body_bytes", MAX_BODY_BYTES),
+                          ("per_host", MAX_THREADS), ("max_url_length", None),
+                          ("max_query_variants", None)):
             value = getattr(self, name)
             flag = "--max-bytes" if name == "max_body_bytes" else f"--{name.replace('_', '-')}"
             if value is not None and value < 1:
@@ -117,6 +146,13 @@ class CrawlConfig:
                 raise ConfigError(f"{flag} must be at most {top}, got {value}")
         if self.max_depth is not None and self.max_depth < 0:
             raise ConfigError("--max-depth must be 0 or more")
+        if not 0 <= self.retries <= MAX_RETRIES:
+            raise ConfigError(f"--retries must be from 0 to {MAX_RETRIES}, got {self.retries}")
+        for name, flag in (("delay_s", "--delay"), ("max_crawl_delay_s", "max_crawl_delay_s"),
+                           ("max_retry_wait_s", "--max-retry-wait"), ("retry_base_s", "retry_base_s"),
+                           ("retry_cap_s", "retry_cap_s")):
+            if not 0 <= getattr(self, name) <= MAX_TIMEOUT_S:
+                raise ConfigError(f"{flag} must be from 0 to {MAX_TIMEOUT_S:g} s")
         for name in ("connect_timeout_s", "read_timeout_s", "total_timeout_s"):
             if not 0 < getattr(self, name) <= MAX_TIMEOUT_S:
                 raise ConfigError(f"{name} must be more than 0 and at most {MAX_TIMEOUT_S:g} s")

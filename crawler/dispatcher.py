@@ -41,14 +41,22 @@ send back only the links they won, which the dispatcher pushes on the frontier.
 
 from __future__ import annotations
 
+import dataclasses
+import heapq
+import itertools
 import logging
 import multiprocessing.connection
 import queue
+import random
 import time
 
 from crawler.errors import CrawlerError, FetcherDied, ManagerDied
+from crawler.fetch import DEFAULT_USER_AGENT
 from crawler.frontier import MemoryFrontier
-from crawler.messages import REDIRECT, STOP, FetchTask, TaskDone
+from crawler.messages import KIND_ROBOTS, REDIRECT, RETRY, ROBOTS, STOP, FetchTask, TaskDone
+from crawler.politeness import Politeness
+from crawler.retry import backoff_s
+from crawler.robots import RobotsRules, origin_of
 from crawler.stats import CrawlCounters, ProcessTreeMonitor
 from crawler.worker import fetcher_main
 
@@ -102,6 +110,18 @@ class Dispatcher:
         self._next_worker_id = 0
         self._started_at = time.monotonic()
         self._next_progress = self._started_at + config.progress_interval_s
+        self.politeness = Politeness(config.per_host, config.delay_s, config.max_crawl_delay_s,
+                                     config.user_agent or DEFAULT_USER_AGENT, config.obey_robots)
+        self.robots_in_flight: dict[str, FetchTask] = {}  # origin -> its robots.txt task
+        self.robots_fetches = 0
+        self.retries_scheduled = 0
+        self._retry_heap: list[tuple[float, int, FetchTask]] = []  # (due, seq, task)
+        self._seq = itertools.count()
+        self._query_variants: dict[str, int] = {}  # URL without query -> URLs with one
+        self._to_mark: list[str] = []  # skipped URLs not yet marked in the table
+        self._wake_at: float | None = None
+        self._rr = 0  # round-robin position over the frontier's origins
+        self._rng = random.Random()
 
     # -- lifecycle -----------------------------------------------------------------
     def run(self) -> None:
@@ -209,24 +229,111 @@ class Dispatcher:
         limit = self.config.max_pages
         return limit is None or self.dispatched < limit
 
+    def _busy(self) -> int:
+        """Tasks handed to the fetchers and not reported yet."""
+        return len(self.in_flight) + len(self.robots_in_flight)
+
+    def _waiting(self) -> bool:
+        """Work that time alone will make dispatchable (a retry, a host's delay)."""
+        if self.stop_reason is not None:
+            return False
+        return bool(self._retry_heap) or self._may_dispatch()
+
+    def _wake(self, at: float) -> None:
+        self._wake_at = at if self._wake_at is None else min(self._wake_at, at)
+
     def _fill(self) -> None:
+        now = time.monotonic()
+        self._wake_at = None
+        while self._retry_heap and self._retry_heap[0][0] <= now:
+            self.frontier.push(heapq.heappop(self._retry_heap)[2])
+        if self._retry_heap:
+            self._wake(self._retry_heap[0][0])
         capacity = self.config.task_queue_size + self.config.workers * self.config.threads
-        while len(self.in_flight) < capacity and self._may_dispatch():
-            task = self.frontier.pop()
+        while self._busy() < capacity and self._may_dispatch():
+            task = self._next_task(now)
+            if task is None:
+                break
             self.tasks.put(task)  # never blocks for long: in flight <= bound + threads
             self.in_flight[task.url] = task
+            self.politeness.dispatched(origin_of(task.url), now)
             self.dispatched += 1
+        self._flush_skips()
+
+    def _next_task(self, now: float) -> FetchTask | None:
+        """The next task of an origin that may take a request now (round robin over
+        origins), fetching robots.txt first where it is unknown; ``None`` if none."""
+        origins = self.frontier.origins()
+        for i in range(len(origins)):
+            origin = origins[(self._rr + i) % len(origins)]
+            host = self.politeness.host(origin)
+            if self.politeness.needs_robots(origin):
+                if host.next_request_at > now:  # robots.txt unreachable: retry later
+                    self._wake(host.next_request_at)
+                elif origin not in self.robots_in_flight:
+                    self._dispatch_robots(origin, now)
+                continue
+            while True:
+                at = self.politeness.ready_at(origin)
+                if at is None:
+                    break
+                if at > now:
+                    self._wake(at)
+                    break
+                try:
+                    task = self.frontier.pop(origin)
+                except IndexError:
+                    break
+                if self.politeness.allowed(origin, task.url):
+                    self._rr = (self._rr + i + 1) % max(1, len(origins))
+                    return task
+                self._skip(task, host.robots.describe() if host.robots else "robots.txt")
+        return None
+
+    def _dispatch_robots(self, origin: str, now: float) -> None:
+        task = FetchTask(origin, 0, kind=KIND_ROBOTS)
+        self.tasks.put(task)
+        self.robots_in_flight[origin] = task
+        self.politeness.robots_fetching(origin)
+        self.politeness.dispatched(origin, now)
+
+    def _skip(self, task: FetchTask, reason: str) -> None:
+        """A claimed URL that will not be fetched: listed now, marked in the table in
+        batches (:meth:`_flush_skips`)."""
+        self.skipped.append((task, reason))
+        self._to_mark.append(task.url)
+
+    def _flush_skips(self) -> None:
+        while self._to_mark:
+            batch, self._to_mark = self._to_mark[:1000], self._to_mark[1000:]
+            self.table.mark_many(batch, "skipped")
+
+    def _admit(self, task: FetchTask) -> str | None:
+        """Why a discovered URL is skipped (a trap guard), or ``None`` to queue it."""
+        if len(task.url) > self.config.max_url_length:
+            return "url too long"
+        cap = self.config.max_query_variants
+        if cap is not None and "?" in task.url:
+            path = task.url.partition("?")[0]
+            count = self._query_variants.get(path, 0)
+            if count >= cap:
+                return "query variants"
+            self._query_variants[path] = count + 1
+        return None
 
     def _loop(self) -> None:
         while True:
             self._fill()
-            if not self.in_flight:
+            if not self._busy() and not self._waiting():
                 return
-            messages = self._receive(LIVENESS_CHECK_S)
+            timeout = LIVENESS_CHECK_S
+            if self._wake_at is not None:
+                timeout = max(0.0, min(timeout, self._wake_at - time.monotonic()))
+            messages = self._receive(timeout)
             for message in messages:
                 self._handle(message)
             now = time.monotonic()
-            if not messages or now >= self._next_liveness_check:
+            if now >= self._next_liveness_check:
                 self._next_liveness_check = now + LIVENESS_CHECK_S
                 self._check_children()
             if self.stop_reason is not None and not self._unqueued:
@@ -235,8 +342,17 @@ class Dispatcher:
 
     def _handle(self, message: TaskDone, check: bool = True) -> None:
         """Count a finished task and push the links it won; ``check`` the children if
-        the visited table failed under it."""
-        self.in_flight.pop(message.url, None)
+        the visited table failed under it. A robots.txt result sets its origin's rules;
+        a retry goes back to wait its turn."""
+        now = time.monotonic()
+        if message.outcome == ROBOTS:
+            self._handle_robots(message, now)
+            return
+        task = self.in_flight.pop(message.url, None)
+        if message.outcome == RETRY:
+            self._schedule_retry(task, message, now)
+            return
+        self.politeness.finished(origin_of(message.url), now)
         self.fetched.add(message.url)
         if message.outcome == REDIRECT:
             self.redirected.add(message.url)
@@ -244,9 +360,46 @@ class Dispatcher:
         if message.url in self.seed_keys and self.seed_outcome is None:
             self.seed_outcome = message
         for task in message.discovered:
-            self.frontier.push(task)
+            reason = self._admit(task)
+            if reason is None:
+                self.frontier.push(task)
+            else:
+                self._skip(task, reason)
         if message.table_failed and check:
             self._check_children()
+
+    def _handle_robots(self, message: TaskDone, now: float) -> None:
+        origin = message.url
+        self.robots_in_flight.pop(origin, None)
+        self.politeness.finished(origin, now)
+        self.robots_fetches += 1
+        rules = RobotsRules.from_response(message.status, message.robots_body, message.error)
+        host = self.politeness.host(origin)
+        if rules.unreachable and host.robots_attempts <= self.config.retries:
+            wait = backoff_s(host.robots_attempts - 1, self.config.retry_base_s,
+                             self.config.retry_cap_s, self._rng)
+            log.info("%s: %s; trying again in %.1f s", origin, rules.describe(), wait)
+            self.politeness.robots_retry(origin, now + wait)
+            return
+        if rules.unreachable:
+            log.warning("%s: %s; its URLs are skipped", origin, rules.describe())
+        self.politeness.set_robots(origin, rules)
+
+    def _schedule_retry(self, task: FetchTask | None, message: TaskDone, now: float) -> None:
+        """Hold ``task`` until its next attempt: after the server's Retry-After (which
+        also pauses the origin on a 429 or 503) or an exponential backoff."""
+        if task is None:
+            return
+        pause = message.retry_after_s if message.status in (429, 503) else None
+        self.politeness.finished(origin_of(task.url), now, pause)
+        wait = message.retry_after_s
+        if wait is None:
+            wait = backoff_s(task.attempt, self.config.retry_base_s, self.config.retry_cap_s, self._rng)
+        retry = dataclasses.replace(task, attempt=task.attempt + 1)
+        heapq.heappush(self._retry_heap, (now + wait, next(self._seq), retry))
+        self.dispatched -= 1  # the same URL again: not another one for --max-pages
+        self.retries_scheduled += 1
+        log.info("%s: %s; attempt %d in %.1f s", task.url, message.error, retry.attempt + 1, wait)
 
     def _check_children(self) -> None:
         """Raise if the manager or a fetcher died (a killed fetcher may hold the task
@@ -266,7 +419,14 @@ class Dispatcher:
                 task = self.tasks.get(timeout=UNQUEUE_WAIT_S)
             except queue.Empty:
                 return
+            now = time.monotonic()
+            if task.kind == KIND_ROBOTS:
+                self.robots_in_flight.pop(task.url, None)
+                self.politeness.finished(task.url, now)
+                self.politeness.robots_retry(task.url, now)
+                continue
             self.in_flight.pop(task.url, None)
+            self.politeness.finished(origin_of(task.url), now)
             self.dispatched -= 1
             self.frontier.push(task)
 
@@ -293,8 +453,11 @@ class Dispatcher:
 
         Raises what the visited table raises; the URLs are in :attr:`skipped` by then.
         """
+        while self._retry_heap:
+            self.frontier.push(heapq.heappop(self._retry_heap)[2])
         tasks = list(self.frontier.drain())
         self.skipped.extend((task, reason) for task in tasks)
+        self._flush_skips()
         for start in range(0, len(tasks), 1000):
             self.table.mark_many([t.url for t in tasks[start:start + 1000]], "skipped")
 

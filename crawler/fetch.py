@@ -146,6 +146,8 @@ class Response:
             empty for redirects.
         truncated: True if the body was cut at ``max_body_bytes``.
         elapsed_ms: wall-clock milliseconds from request to last byte.
+        retry_after: the ``Retry-After`` header as sent, or None.
+        date: the ``Date`` header as sent, or None (a Retry-After date is relative to it).
     """
 
     url: str
@@ -155,6 +157,8 @@ class Response:
     body: bytes
     truncated: bool
     elapsed_ms: float
+    retry_after: str | None = None
+    date: str | None = None
 
 
 class HttpClient:
@@ -230,7 +234,8 @@ class HttpClient:
                     body, truncated = self._read_body(resp.raw)
                 return Response(url, resp.status_code, resp.headers.get("Content-Type"),
                                 location, body, truncated,
-                                (time.monotonic() - started) * 1000.0)
+                                (time.monotonic() - started) * 1000.0,
+                                resp.headers.get("Retry-After"), resp.headers.get("Date"))
         except FetchError:
             raise
         except (requests.Timeout, urllib3.exceptions.TimeoutError) as exc:

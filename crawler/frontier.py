@@ -1,9 +1,13 @@
 """The frontier: URLs claimed but not yet handed to a fetcher.
 
-Breadth-first by depth: :meth:`MemoryFrontier.pop` always returns a URL of the lowest
-depth present, so pages are fetched in link-distance order even though results come back
-from many fetchers out of order. The interface (push / pop / ``len`` / drain) is all the
-dispatcher uses, so another backend (Redis, disk) is an addition, not a rewrite.
+Kept per origin (``scheme://host[:port]``), the unit of politeness: the dispatcher asks
+for the next URL *of an origin it may send a request to now*
+(:class:`crawler.politeness.Politeness`), so a slow or rate-limited host never holds up
+the others (Mercator's "back queues"). Within an origin the order is breadth-first by
+depth: :meth:`MemoryFrontier.pop` returns a URL of the lowest depth present, so pages
+are fetched in link-distance order even though results come back from many fetchers out
+of order. The interface (push / pop / origins / ``len`` / drain) is all the dispatcher
+uses, so another backend (Redis, disk) is an addition, not a rewrite.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import collections
 from typing import Iterator, Protocol
 
 from crawler.messages import FetchTask
+from crawler.robots import origin_of
 
 
 class Frontier(Protocol):
@@ -20,8 +25,12 @@ class Frontier(Protocol):
     def push(self, task: FetchTask) -> None:
         """Add a claimed URL to be fetched later."""
 
-    def pop(self) -> FetchTask:
-        """Remove and return the next task (lowest depth first). Raises IndexError when empty."""
+    def pop(self, origin: str | None = None) -> FetchTask:
+        """Remove and return the next task of ``origin`` (any origin if ``None``), lowest
+        depth first. Raises IndexError when there is none."""
+
+    def origins(self) -> list[str]:
+        """The origins with waiting tasks, in the order they first got one."""
 
     def __len__(self) -> int:
         """Number of tasks waiting."""
@@ -31,28 +40,42 @@ class Frontier(Protocol):
 
 
 class MemoryFrontier:
-    """In-process frontier: one FIFO per depth. O(1) push and pop (depth count is small)."""
+    """In-process frontier: per origin, one FIFO per depth. O(1) push; pop is
+    O(depths present in that origin), a small number."""
 
     def __init__(self) -> None:
-        self._by_depth: dict[int, collections.deque[FetchTask]] = {}
+        self._by_origin: dict[str, dict[int, collections.deque[FetchTask]]] = {}
         self._size = 0
 
     def push(self, task: FetchTask) -> None:
-        """Append ``task`` behind every task of its depth."""
-        self._by_depth.setdefault(task.depth, collections.deque()).append(task)
+        """Append ``task`` behind every task of its origin and depth."""
+        by_depth = self._by_origin.setdefault(origin_of(task.url), {})
+        by_depth.setdefault(task.depth, collections.deque()).append(task)
         self._size += 1
 
-    def pop(self) -> FetchTask:
-        """Return the oldest task of the lowest depth. Raises IndexError when empty."""
-        if not self._size:
-            raise IndexError("pop from an empty frontier")
-        depth = min(self._by_depth)
-        bucket = self._by_depth[depth]
+    def pop(self, origin: str | None = None) -> FetchTask:
+        """Return the oldest task of the lowest depth of ``origin`` (or, for ``None``,
+        of all origins). Raises IndexError when there is none."""
+        if origin is None:
+            if not self._size:
+                raise IndexError("pop from an empty frontier")
+            origin = min(self._by_origin, key=lambda o: min(self._by_origin[o]))
+        by_depth = self._by_origin.get(origin)
+        if not by_depth:
+            raise IndexError(f"no task waiting for {origin}")
+        depth = min(by_depth)
+        bucket = by_depth[depth]
         task = bucket.popleft()
         if not bucket:
-            del self._by_depth[depth]
+            del by_depth[depth]
+            if not by_depth:
+                del self._by_origin[origin]
         self._size -= 1
         return task
+
+    def origins(self) -> list[str]:
+        """The origins with waiting tasks."""
+        return list(self._by_origin)
 
     def __len__(self) -> int:
         return self._size

@@ -1,7 +1,10 @@
 """The only things that cross a process boundary: small, frozen, picklable messages.
 
 Dispatcher -> fetchers (task queue): :class:`FetchTask`, or :data:`STOP`.
-Fetchers -> dispatcher (result queue): one :class:`TaskDone` per task. Page bodies and Markdown never cross a queue: fetchers write them to disk.
+Fetchers -> dispatcher (result pipes): one :class:`TaskDone` per task. Page bodies and
+Markdown never cross a queue: fetchers write them to disk. The one body that does is a
+robots.txt (at most :data:`crawler.robots.ROBOTS_MAX_BYTES`, once per origin): the
+dispatcher enforces politeness, so it parses it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,14 @@ NON_HTML = "non_html"  # fetched, recorded without Markdown
 REDIRECT = "redirect"  # 3xx: recorded as a redirect to its target
 FAILED = "failed"      # HTTP >= 400, network error, redirect loop...: see TaskDone.error
 OUTCOMES = (PAGE, NON_HTML, REDIRECT, FAILED)
+#: Not an end state: a transient failure; nothing written, the URL stays in flight and
+#: the dispatcher schedules the next attempt (see TaskDone.retry_after_s).
+RETRY = "retry"
+#: The result of a robots.txt task (not a claimed URL: no record, no visited state).
+ROBOTS = "robots"
+
+#: FetchTask kinds.
+KIND_PAGE, KIND_ROBOTS = "page", "robots"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -33,6 +44,9 @@ class FetchTask:
         request_url: the URL to send when it differs from ``url`` (the query in the
             order the link was written: ``url`` is the visited-table key, with the
             query sorted); ``None`` means send ``url``.
+        attempt: 0 for the first attempt, n for the n-th retry.
+        kind: :data:`KIND_PAGE`, or :data:`KIND_ROBOTS` for the robots.txt of the
+            origin ``url`` (``scheme://host[:port]``), which is not a claimed URL.
     """
 
     url: str
@@ -40,6 +54,8 @@ class FetchTask:
     parent: str | None = None
     redirect_chain: tuple[str, ...] = ()
     request_url: str | None = None
+    attempt: int = 0
+    kind: str = KIND_PAGE
 
     @property
     def fetch_url(self) -> str:
@@ -54,7 +70,8 @@ class TaskDone:
     Attributes:
         worker_id: the fetcher process that ran it.
         url: the task's URL.
-        outcome: one of :data:`OUTCOMES`.
+        outcome: one of :data:`OUTCOMES`, or :data:`RETRY` (try again later; nothing
+            written) or :data:`ROBOTS` (a robots.txt task).
         status: HTTP status, or ``None`` when no response arrived.
         error: short failure reason (``"http 404"``, ``"timeout"``, ``"redirect loop"``...)
             when ``outcome`` is :data:`FAILED`, else ``None``.
@@ -62,6 +79,10 @@ class TaskDone:
         discovered: new URLs this task won in the visited table, as tasks to schedule.
         table_failed: the visited table raised after the record was written (the links
             could not be claimed; the manager may have died).
+        retry_after_s: with :data:`RETRY`, the server's ``Retry-After`` in seconds, or
+            ``None`` (the dispatcher then backs off exponentially).
+        robots_body: with :data:`ROBOTS`, the robots.txt bytes (``status`` 2xx), else
+            ``None``.
     """
 
     worker_id: int
@@ -72,3 +93,5 @@ class TaskDone:
     body_bytes: int = 0
     discovered: tuple[FetchTask, ...] = ()
     table_failed: bool = False
+    retry_after_s: float | None = None
+    robots_body: bytes | None = None

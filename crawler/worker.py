@@ -18,6 +18,7 @@ import dataclasses
 import datetime
 import logging
 import threading
+import time
 
 import xxhash
 
@@ -26,7 +27,10 @@ from crawler.extract import effective_base, extract, link_targets
 from crawler.fetch import FetchError, HttpClient, Response
 from crawler.graph import LINK, REDIRECT as REDIRECT_EDGE
 from crawler.markdown import to_markdown
-from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT, STOP, FetchTask, TaskDone
+from crawler.messages import (
+    FAILED, KIND_ROBOTS, NON_HTML, PAGE, REDIRECT, RETRY, ROBOTS, STOP, FetchTask, TaskDone)
+from crawler.retry import is_transient, parse_retry_after
+from crawler.robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, robots_url
 from crawler.scope import Scope
 from crawler.signals import child_signals
 from crawler.store import RecordWriter
@@ -75,18 +79,53 @@ class PageProcessor:
         self.offered = OfferedKeys()
 
     def run(self, task: FetchTask, client: HttpClient) -> TaskDone:
-        """Fetch ``task`` and settle it; never raises for a bad page or server."""
+        """Fetch ``task`` and settle it; never raises for a bad page or server.
+
+        A transient failure (:func:`crawler.retry.is_transient`) before the last
+        attempt returns :data:`RETRY` with nothing written: the URL stays in flight
+        and the dispatcher schedules the next attempt.
+        """
+        if task.kind == KIND_ROBOTS:
+            return self._robots(task, client)
         try:
             response = self._get(task, client)
         except FetchError as exc:
+            if is_transient(None, exc.reason) and task.attempt < self.config.retries:
+                return TaskDone(self.worker_id, task.url, RETRY, None, exc.reason)
             return self._fail(task, exc.reason, None)
         if response.location is not None:
             return self._redirect(task, response)
         if response.status >= 400:
-            return self._fail(task, f"http {response.status}", response)
+            reason = f"http {response.status}"
+            if is_transient(response.status) and task.attempt < self.config.retries:
+                wait = parse_retry_after(response.retry_after, response.date, time.time())
+                if wait is None or wait <= self.config.max_retry_wait_s:
+                    return TaskDone(self.worker_id, task.url, RETRY, response.status, reason,
+                                    len(response.body), retry_after_s=wait)
+                reason += f" (Retry-After {wait:g} s is over --max-retry-wait)"
+            return self._fail(task, reason, response)
         if not is_html(response.content_type):
             return self._finish(task, NON_HTML, response, {}, ())
         return self._page(task, response)
+
+    def _robots(self, task: FetchTask, client: HttpClient) -> TaskDone:
+        """Fetch the robots.txt of the origin ``task.url``, following up to five
+        redirects, to any host (RFC 9309 section 2.3.1.2); nothing is written."""
+        url = robots_url(task.url)
+        try:
+            response = client.get(url)
+            for _ in range(ROBOTS_MAX_REDIRECTS):
+                if response.location is None:
+                    break
+                url = request_url(response.location, response.url)
+                if url is None:
+                    break
+                response = client.get(url)
+        except FetchError as exc:
+            return TaskDone(self.worker_id, task.url, ROBOTS, None, exc.reason)
+        body = response.body[:ROBOTS_MAX_BYTES] if 200 <= response.status < 300 else None
+        return TaskDone(self.worker_id, task.url, ROBOTS, response.status, None,
+                        len(response.body), robots_body=body)
 
     def _get(self, task: FetchTask, client: HttpClient) -> Response:
         """GET the task's URL. A redirect to another spelling of the same key (the
@@ -119,6 +158,7 @@ class PageProcessor:
             "elapsed_ms": round(response.elapsed_ms, 1) if response else None,
             "bytes": len(response.body) if response else 0,
             "truncated": response.truncated if response else False,
+            "attempts": task.attempt + 1,
             "error": None,
         }
         record.update(fields)

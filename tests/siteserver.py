@@ -2,7 +2,9 @@
 
 It serves either a table of routes (path with query -> :class:`Route`) or a folder of
 files, or both (routes first). ``hits`` counts GET requests per raw request target
-(path plus query, as the client sent it).
+(path plus query, as the client sent it), ``times`` lists when each arrived
+(``time.monotonic()``), and ``max_concurrent`` is the most requests it was answering at
+once (a per-host politeness check).
 """
 
 from __future__ import annotations
@@ -13,18 +15,34 @@ import mimetypes
 import os
 import sys
 import threading
+import time
 import urllib.parse
 
 
 class Route:
     """A canned response: status, headers and body (bytes or str, str sent as UTF-8)."""
 
-    def __init__(self, body=b"", status=200, headers=None, content_type="text/html; charset=utf-8"):
+    def __init__(self, body=b"", status=200, headers=None, content_type="text/html; charset=utf-8",
+                 delay_s: float = 0.0):
         self.body = body.encode("utf-8") if isinstance(body, str) else body
         self.status = status
+        self.delay_s = delay_s  # seconds before the answer
         self.headers = dict(headers or {})
         if content_type is not None:
             self.headers.setdefault("Content-Type", content_type)
+
+
+class Sequence:
+    """Routes answered in turn, one per request; the last one repeats (``429`` then
+    ``200``: a rate limit that lifts)."""
+
+    def __init__(self, *routes: Route) -> None:
+        self.routes = list(routes)
+        self._lock = threading.Lock()
+
+    def next(self) -> Route:
+        with self._lock:
+            return self.routes.pop(0) if len(self.routes) > 1 else self.routes[0]
 
 
 def redirect(location: str, status: int = 301) -> Route:
@@ -48,6 +66,9 @@ class SiteServer:
         self.root = root
         self.hits: collections.Counter[str] = collections.Counter()
         self.clients: set[tuple[str, int]] = set()  # distinct client sockets (keep-alive check)
+        self.times: dict[str, list[float]] = collections.defaultdict(list)
+        self.concurrent = 0
+        self.max_concurrent = 0
         self._lock = threading.Lock()
         server = self
 
@@ -61,10 +82,24 @@ class SiteServer:
             def do_GET(self):
                 with server._lock:
                     server.hits[self.path] += 1
+                    server.times[self.path].append(time.monotonic())
                     server.clients.add(self.client_address)
+                    server.concurrent += 1
+                    server.max_concurrent = max(server.max_concurrent, server.concurrent)
+                try:
+                    self._answer()
+                finally:
+                    with server._lock:
+                        server.concurrent -= 1
+
+            def _answer(self):
                 route = server.lookup(self.path)
+                if isinstance(route, Sequence):
+                    route = route.next()
                 if route is None:
                     route = Route("<h1>not found</h1>", 404)
+                if route.delay_s:
+                    time.sleep(route.delay_s)
                 self.send_response(route.status)
                 for name, value in route.headers.items():
                     self.send_header(name, value)

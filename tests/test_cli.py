@@ -61,11 +61,23 @@ def test_unwritable_output_folder(tmp_path):
 
 def test_unreachable_seed(tmp_path):
     port = closed_port()
-    result = run_cli(f"http://127.0.0.1:{port}/", "--out", str(tmp_path / "out"), "--quiet")
+    result = run_cli(f"http://127.0.0.1:{port}/", "--out", str(tmp_path / "out"), "--quiet",
+                     "--ignore-robots", "--retries", "0")
     assert_one_line_error(result, "could not be crawled (connection)")
     with open(tmp_path / "out" / "summary.json", encoding="utf-8") as f:
         summary = json.load(f)
     assert summary["failed_by_reason"] == {"connection": 1} and summary["reconciled"]
+
+
+def test_unreachable_seed_host_robots_txt_first(tmp_path):
+    port = closed_port()
+    result = run_cli(f"http://127.0.0.1:{port}/", "--out", str(tmp_path / "out"), "--quiet",
+                     "--retries", "1")
+    assert_one_line_error(result, "could not be crawled (robots.txt unreachable (connection))")
+    with open(tmp_path / "out" / "summary.json", encoding="utf-8") as f:
+        summary = json.load(f)
+    assert summary["skipped_by_reason"] == {"robots.txt unreachable (connection)": 1}
+    assert (summary["robots_fetches"], summary["claimed"], summary["reconciled"]) == (2, 1, True)
 
 
 def test_seed_that_404s_is_an_error(tmp_path):
@@ -81,7 +93,7 @@ def test_successful_crawl_prints_summary_and_exits_zero(tmp_path):
                          "--quiet")
         hits = dict(server.hits)
     assert result.returncode == 0, result.stderr
-    assert hits == {"/": 1, "/x": 1}
+    assert hits == {"/robots.txt": 1, "/": 1, "/x": 1}
     summary = json.loads(result.stdout.splitlines()[0])
     assert (summary["pages"], summary["claimed"], summary["reconciled"]) == (2, 2, True)
     assert result.stdout.splitlines()[1] == f"output: {tmp_path / 'out'}"

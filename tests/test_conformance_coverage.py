@@ -12,12 +12,13 @@ import pytest
 
 from conformance import load_cases
 
-#: Categories handled by the core crawl engine (robots.txt and the HTTP politeness and
-#: robustness cases beyond C17/C23 belong to the politeness work).
+#: Every category of the file is handled now (the politeness work added robots.txt,
+#: http-redirect and http-robustness).
 COVERED_CATEGORIES = {"url-normalization", "link-resolution", "link-filtering",
-                      "http-encoding", "markdown"}
-#: Cases of other categories already pinned here.
-COVERED_EXTRA = {"C17", "C23"}
+                      "http-encoding", "markdown", "robots.txt", "http-redirect",
+                      "http-robustness"}
+#: Cases of other categories pinned here.
+COVERED_EXTRA: set[str] = set()
 
 TEST_SOURCES = "\n".join(p.read_text("utf-8") for p in Path(__file__).parent.glob("test_*.py")
                          if p.name != Path(__file__).name)

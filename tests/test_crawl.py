@@ -78,10 +78,11 @@ EXPECTED_OUTCOMES = {
 }
 
 
-#: Requests expected at the server: one per key, sent as the link was written, plus the
-#: one extra GET for /q's redirect to the server's own spelling of the same URL.
+#: Requests expected at the server: robots.txt once, before any page (RFC 9309; a 404
+#: here: all allowed), one per key, sent as the link was written, plus the one extra GET
+#: for /q's redirect to the server's own spelling of the same URL.
 EXPECTED_HITS = {**{path: 1 for path in EXPECTED_OUTCOMES if path != "/b.html?x=1&y=2"},
-                 "/b.html?y=2&x=1": 1, "/q?b=2&a=1": 1}
+                 "/b.html?y=2&x=1": 1, "/q?b=2&a=1": 1, "/robots.txt": 1}
 
 
 def outcome_of(record: dict) -> str:
@@ -150,7 +151,7 @@ def test_every_page_links_to_every_other_page_eight_fetchers(tmp_path):
                               for i in range(count)})
         summary, records = run_crawl(tmp_path, server.url("/p0.html"), workers=8, threads=2)
         hits = dict(server.hits)
-    assert hits == {f"/p{i}.html": 1 for i in range(count)}
+    assert hits == {"/robots.txt": 1, **{f"/p{i}.html": 1 for i in range(count)}}
     assert sorted(records) == sorted(server.url(f"/p{i}.html") for i in range(count))
     assert summary["pages"] == count and summary["claimed"] == count and summary["reconciled"]
     roles = summary["processes"]
@@ -171,6 +172,7 @@ def test_max_pages_is_exact_and_the_rest_is_skipped(tmp_path):
         chain_site(server, 40)
         summary, records = run_crawl(tmp_path, server.url("/0"), max_pages=5, workers=2, threads=4)
         hits = dict(server.hits)
+    assert hits.pop("/robots.txt") == 1
     assert len(records) == 5 and sum(hits.values()) == 5 and set(hits.values()) == {1}
     assert summary["skipped"] >= 1 and summary["skipped_by_reason"] == {"max-pages": summary["skipped"]}
     assert summary["claimed"] == 5 + summary["skipped"] and summary["reconciled"]
@@ -186,7 +188,7 @@ def test_max_depth_limits_link_distance(tmp_path):
         summary, records = run_crawl(tmp_path, server.url("/0"), max_depth=2)
         hits = dict(server.hits)
     # depth 0: /0; depth 1: /1 /2; depth 2: /3 /4 (via /2 and /3 ... /3 is depth 2 via /1)
-    assert sorted(hits) == ["/0", "/1", "/2", "/3", "/4"]
+    assert sorted(hits) == ["/0", "/1", "/2", "/3", "/4", "/robots.txt"]
     assert {r["depth"] for r in records.values()} == {0, 1, 2}
     assert summary["pages"] == 5 and summary["skipped"] == 0 and summary["reconciled"]
 
@@ -203,7 +205,7 @@ def test_a_page_that_breaks_nothing_else(tmp_path):
         })
         summary, records = run_crawl(tmp_path, server.url("/"))
         hits = dict(server.hits)
-    assert hits == {"/": 1, "/broken": 1, "/empty": 1, "/binary": 1, "/ok": 1}
+    assert hits == {"/": 1, "/broken": 1, "/empty": 1, "/binary": 1, "/ok": 1, "/robots.txt": 1}
     assert summary["pages"] == 5 and summary["failed"] == 0
     assert records[server.url("/broken")]["markdown"].startswith("unclosed **bold")
     assert records[server.url("/empty")]["markdown"] == ""
@@ -240,7 +242,7 @@ def test_C17_redirect_to_another_host_is_not_followed(tmp_path):
         })
         summary, records = run_crawl(tmp_path, server.url("/"))
         hits = dict(server.hits)
-    assert hits == {"/": 1, "/ads/click?id=9": 1}
+    assert hits == {"/": 1, "/ads/click?id=9": 1, "/robots.txt": 1}
     click = records[server.url("/ads/click?id=9")]
     assert click["final_url"] == "http://www.example.org/landing" and click["error"] is None
     assert "http://www.example.org/landing" not in records
@@ -257,7 +259,7 @@ def test_a_redirect_loop_between_separately_found_urls_is_reported(tmp_path):
                               "/ra": redirect("/rb", 302), "/rb": redirect("/ra", 302)})
         summary, records = run_crawl(tmp_path, server.url("/"), workers=2, threads=1)
         hits = dict(server.hits)
-    assert hits == {"/": 1, "/ra": 1, "/rb": 1}
+    assert hits == {"/": 1, "/ra": 1, "/rb": 1, "/robots.txt": 1}
     assert summary["redirect_cycles"] == [[server.url("/ra"), server.url("/rb")]]
     assert summary["reconciled"]
 
@@ -271,7 +273,7 @@ def test_an_empty_query_is_another_url_and_a_seed_keeps_its_query_order(tmp_path
         })
         summary, records = run_crawl(tmp_path, server.url("/s?b=1&a=2"))
         hits = dict(server.hits)
-    assert hits == {"/s?b=1&a=2": 1, "/p": 1, "/p?": 1, "/self": 1}
+    assert hits == {"/s?b=1&a=2": 1, "/p": 1, "/p?": 1, "/self": 1, "/robots.txt": 1}
     assert records[server.url("/s?a=2&b=1")]["request_url"] == server.url("/s?b=1&a=2")
     assert records[server.url("/p?")]["title"] == "P with empty query"
     assert records[server.url("/self")]["error"] == "redirect loop"

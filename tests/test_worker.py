@@ -14,7 +14,7 @@ import pytest
 import crawler.worker as worker
 from crawler.config import CrawlConfig
 from crawler.fetch import HttpClient
-from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT, STOP, FetchTask, TaskDone
+from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT, RETRY, STOP, FetchTask, TaskDone
 from crawler.store import RecordWriter, edges_path, pages_path
 from crawler.visited import VisitedTable
 from siteserver import Route, SiteServer, redirect
@@ -94,7 +94,7 @@ def test_html_page_record_edges_and_discovered(make):
     [record] = h.records()
     assert set(record) == {"url", "request_url", "final_url", "status", "content_type", "depth", "parent",
                            "redirect_chain", "title", "markdown", "fingerprint", "fetched_at",
-                           "elapsed_ms", "bytes", "truncated", "error"}
+                           "elapsed_ms", "bytes", "truncated", "attempts", "error"}
     assert record["url"] == record["final_url"] == record["request_url"] == u("/")
     assert record["status"] == 200
     assert record["content_type"] == "text/html; charset=utf-8"
@@ -291,13 +291,35 @@ def test_network_failure_is_a_failed_record(make):
     sock.bind(("127.0.0.1", 0))
     dead = f"http://127.0.0.1:{sock.getsockname()[1]}/"
     sock.close()
-    h = make({})
+    h = make({}, retries=0)
     done = h.run(dead)
     assert done == TaskDone(0, dead, FAILED, None, "connection", 0, ())
     [record] = h.records()
     assert (record["status"], record["content_type"], record["elapsed_ms"], record["error"]) == (
         None, None, None, "connection")
     assert h.table.state(dead) == "failed"
+
+
+def test_a_transient_failure_before_the_last_attempt_is_a_retry_with_nothing_written(make):
+    h = make({"/busy": Route("slow down", 429, {"Retry-After": "7"}),
+              "/down": Route("oops", 503),
+              "/gone": Route("gone", 410)}, retries=1)
+    u = h.site.url
+    assert h.run("/busy") == TaskDone(0, u("/busy"), RETRY, 429, "http 429", 9, retry_after_s=7.0)
+    assert h.run("/down") == TaskDone(0, u("/down"), RETRY, 503, "http 503", 4, retry_after_s=None)
+    assert h.run("/gone").outcome == FAILED  # a 410 is an answer, not an accident
+    assert [r["url"] for r in h.records()] == [u("/gone")]
+    assert h.table.state(u("/busy")) == h.table.state(u("/down")) == "in_flight"
+    # the last attempt records the failure, with the attempt count
+    last = h.processor.run(FetchTask(u("/busy"), 0, attempt=1), h.client)
+    assert (last.outcome, last.error) == (FAILED, "http 429")
+    assert h.records()[-1]["attempts"] == 2 and h.table.state(u("/busy")) == "failed"
+
+
+def test_C24c_a_retry_after_over_the_cap_fails_at_once_with_the_reason(make):
+    h = make({"/day": Route("later", 429, {"Retry-After": "86400"})}, retries=3)
+    done = h.run("/day")
+    assert (done.outcome, done.error) == (FAILED, "http 429 (Retry-After 86400 s is over --max-retry-wait)")
 
 
 def test_crash_writes_a_failed_record_and_marks_the_table(make):
