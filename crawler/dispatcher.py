@@ -53,7 +53,7 @@ import time
 from crawler.errors import CrawlerError, FetcherDied, ManagerDied
 from crawler.fetch import DEFAULT_USER_AGENT
 from crawler.frontier import MemoryFrontier
-from crawler.messages import KIND_ROBOTS, REDIRECT, RETRY, ROBOTS, STOP, FetchTask, TaskDone
+from crawler.messages import DEFERRED, KIND_ROBOTS, REDIRECT, RETRY, ROBOTS, STOP, FetchTask, TaskDone
 from crawler.politeness import Politeness
 from crawler.retry import backoff_s
 from crawler.robots import RobotsRules, origin_of
@@ -371,7 +371,6 @@ class Dispatcher:
     def _handle_robots(self, message: TaskDone, now: float) -> None:
         origin = message.url
         self.robots_in_flight.pop(origin, None)
-        self.politeness.finished(origin, now)
         self.robots_fetches += 1
         rules = RobotsRules.from_response(message.status, message.robots_body, message.error)
         host = self.politeness.host(origin)
@@ -379,11 +378,13 @@ class Dispatcher:
             wait = backoff_s(host.robots_attempts - 1, self.config.retry_base_s,
                              self.config.retry_cap_s, self._rng)
             log.info("%s: %s; trying again in %.1f s", origin, rules.describe(), wait)
+            self.politeness.finished(origin, now)
             self.politeness.robots_retry(origin, now + wait)
             return
         if rules.unreachable:
             log.warning("%s: %s; its URLs are skipped", origin, rules.describe())
-        self.politeness.set_robots(origin, rules)
+        self.politeness.set_robots(origin, rules)  # first: a Crawl-delay spaces the next request
+        self.politeness.finished(origin, now)
 
     def _schedule_retry(self, task: FetchTask | None, message: TaskDone, now: float) -> None:
         """Hold ``task`` until its next attempt: after the server's Retry-After (which
@@ -395,10 +396,11 @@ class Dispatcher:
         wait = message.retry_after_s
         if wait is None:
             wait = backoff_s(task.attempt, self.config.retry_base_s, self.config.retry_cap_s, self._rng)
-        retry = dataclasses.replace(task, attempt=task.attempt + 1)
+        deferred = message.error == DEFERRED  # sent back unrequested: not an attempt
+        retry = task if deferred else dataclasses.replace(task, attempt=task.attempt + 1)
         heapq.heappush(self._retry_heap, (now + wait, next(self._seq), retry))
         self.dispatched -= 1  # the same URL again: not another one for --max-pages
-        self.retries_scheduled += 1
+        self.retries_scheduled += 0 if deferred else 1
         log.info("%s: %s; attempt %d in %.1f s", task.url, message.error, retry.attempt + 1, wait)
 
     def _check_children(self) -> None:

@@ -23,6 +23,10 @@ OUTCOMES = (PAGE, NON_HTML, REDIRECT, FAILED)
 #: Not an end state: a transient failure; nothing written, the URL stays in flight and
 #: the dispatcher schedules the next attempt (see TaskDone.retry_after_s).
 RETRY = "retry"
+#: TaskDone.error of a RETRY sent without a request: the fetcher saw a Retry-After for
+#: that origin moments ago (the task was queued before the dispatcher knew). Does not
+#: use up an attempt.
+DEFERRED = "deferred: origin paused by Retry-After"
 #: The result of a robots.txt task (not a claimed URL: no record, no visited state).
 ROBOTS = "robots"
 

@@ -28,9 +28,9 @@ from crawler.fetch import FetchError, HttpClient, Response
 from crawler.graph import LINK, REDIRECT as REDIRECT_EDGE
 from crawler.markdown import to_markdown
 from crawler.messages import (
-    FAILED, KIND_ROBOTS, NON_HTML, PAGE, REDIRECT, RETRY, ROBOTS, STOP, FetchTask, TaskDone)
+    DEFERRED, FAILED, KIND_ROBOTS, NON_HTML, PAGE, REDIRECT, RETRY, ROBOTS, STOP, FetchTask, TaskDone)
 from crawler.retry import is_transient, parse_retry_after
-from crawler.robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, robots_url
+from crawler.robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, origin_of, robots_url
 from crawler.scope import Scope
 from crawler.signals import child_signals
 from crawler.store import RecordWriter
@@ -77,6 +77,9 @@ class PageProcessor:
         self.writer = writer
         self.scope = Scope.from_config(config)
         self.offered = OfferedKeys()
+        # origin -> monotonic time its Retry-After ends, as seen by this process: tasks
+        # of that origin already queued are sent back unrequested until then
+        self.paused: dict[str, float] = {}
 
     def run(self, task: FetchTask, client: HttpClient) -> TaskDone:
         """Fetch ``task`` and settle it; never raises for a bad page or server.
@@ -87,6 +90,10 @@ class PageProcessor:
         """
         if task.kind == KIND_ROBOTS:
             return self._robots(task, client)
+        origin = origin_of(task.url)
+        wait = self.paused.get(origin, 0.0) - time.monotonic()
+        if wait > 0:
+            return TaskDone(self.worker_id, task.url, RETRY, None, DEFERRED, retry_after_s=wait)
         try:
             response = self._get(task, client)
         except FetchError as exc:
@@ -100,6 +107,8 @@ class PageProcessor:
             if is_transient(response.status) and task.attempt < self.config.retries:
                 wait = parse_retry_after(response.retry_after, response.date, time.time())
                 if wait is None or wait <= self.config.max_retry_wait_s:
+                    if wait and response.status in (429, 503):
+                        self.paused[origin] = time.monotonic() + wait
                     return TaskDone(self.worker_id, task.url, RETRY, response.status, reason,
                                     len(response.body), retry_after_s=wait)
                 reason += f" (Retry-After {wait:g} s is over --max-retry-wait)"

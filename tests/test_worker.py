@@ -14,7 +14,7 @@ import pytest
 import crawler.worker as worker
 from crawler.config import CrawlConfig
 from crawler.fetch import HttpClient
-from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT, RETRY, STOP, FetchTask, TaskDone
+from crawler.messages import DEFERRED, FAILED, NON_HTML, PAGE, REDIRECT, RETRY, STOP, FetchTask, TaskDone
 from crawler.store import RecordWriter, edges_path, pages_path
 from crawler.visited import VisitedTable
 from siteserver import Route, SiteServer, redirect
@@ -306,7 +306,13 @@ def test_a_transient_failure_before_the_last_attempt_is_a_retry_with_nothing_wri
               "/gone": Route("gone", 410)}, retries=1)
     u = h.site.url
     assert h.run("/busy") == TaskDone(0, u("/busy"), RETRY, 429, "http 429", 9, retry_after_s=7.0)
-    assert h.run("/down") == TaskDone(0, u("/down"), RETRY, 503, "http 503", 4, retry_after_s=None)
+    # the origin is paused for 7 s in this process: a queued task goes back unrequested
+    deferred = h.run("/down")
+    assert (deferred.outcome, deferred.status, deferred.error) == (RETRY, None, DEFERRED)
+    assert 6 < deferred.retry_after_s <= 7 and h.site.hits["/down"] == 0
+    h.processor.paused.clear()
+    assert h.processor.run(FetchTask(u("/down"), 0), h.client) == TaskDone(
+        0, u("/down"), RETRY, 503, "http 503", 4, retry_after_s=None)
     assert h.run("/gone").outcome == FAILED  # a 410 is an answer, not an accident
     assert [r["url"] for r in h.records()] == [u("/gone")]
     assert h.table.state(u("/busy")) == h.table.state(u("/down")) == "in_flight"

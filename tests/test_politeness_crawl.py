@@ -1,0 +1,137 @@
+"""Politeness end to end, against servers on 127.0.0.1 that log every request:
+robots.txt once per origin and before any page, disallowed paths never requested,
+Crawl-delay and --delay spacing, the per-host cap, Retry-After and retries."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from crawler.errors import SeedFailed
+from crawlutil import read_records, run_crawl
+from siteserver import Route, Sequence, SiteServer
+from test_crawl import page
+
+ROBOTS = "text/plain"
+
+
+def test_robots_txt_first_once_and_disallowed_paths_never_requested(tmp_path):
+    with SiteServer() as server, SiteServer() as other:
+        server.routes.update({
+            "/robots.txt": Route("User-agent: *\nDisallow: /private\nAllow: /private/ok\n", content_type=ROBOTS),
+            "/": page("Home", "/a", "/private/x", "/private/ok", other.url("/o")),
+            "/a": page("A", "/private/y", "/"),
+            "/private/ok": page("OK"),
+        })
+        other.routes.update({"/o": page("O"), "/robots.txt": Route("", 404)})
+        summary, records = run_crawl(tmp_path, server.url("/"), allow_domains=("127.0.0.1",))
+        hits, other_hits, times = dict(server.hits), dict(other.hits), server.times
+    assert hits == {"/robots.txt": 1, "/": 1, "/a": 1, "/private/ok": 1}
+    assert other_hits == {"/robots.txt": 1, "/o": 1}  # each origin has its own robots.txt
+    assert times["/robots.txt"][0] < min(t for path, ts in times.items() for t in ts if path != "/robots.txt")
+    assert summary["skipped_by_reason"] == {"robots.txt disallows": 2}
+    assert (summary["robots_fetches"], summary["pages"], summary["reconciled"]) == (2, 4, True)
+    with open(tmp_path / "out" / "skipped.tsv", encoding="utf-8") as f:
+        rows = [line.split("\t") for line in f.read().splitlines()[1:]]
+    assert sorted(row[0] for row in rows) == [server.url("/private/x"), server.url("/private/y")]
+    assert sorted(records) == sorted([server.url(p) for p in ("/", "/a", "/private/ok")] + [other.url("/o")])
+
+
+def test_ignore_robots_fetches_no_robots_txt(tmp_path):
+    with SiteServer({"/robots.txt": Route("User-agent: *\nDisallow: /\n", content_type=ROBOTS),
+                     "/": page("Home", "/a"), "/a": page("A")}) as server:
+        summary, _ = run_crawl(tmp_path, server.url("/"), obey_robots=False)
+        hits = dict(server.hits)
+    assert hits == {"/": 1, "/a": 1} and summary["robots_fetches"] == 0
+
+
+def test_robots_txt_5xx_disallows_all_until_it_can_be_read(tmp_path):
+    with SiteServer({"/robots.txt": Sequence(Route("down", 503), Route("User-agent: *\nAllow: /\n",
+                                                                    content_type=ROBOTS)),
+                     "/": page("Home", "/a"), "/a": page("A")}) as server:
+        summary, records = run_crawl(tmp_path, server.url("/"), retry_base_s=0.2)
+        hits, times = dict(server.hits), server.times
+    assert hits == {"/robots.txt": 2, "/": 1, "/a": 1}
+    assert times["/"][0] > times["/robots.txt"][1]  # no page before robots.txt was read
+    assert summary["pages"] == 2 and summary["robots_fetches"] == 2
+
+
+def test_robots_txt_that_stays_unreachable_skips_the_host(tmp_path):
+    with SiteServer({"/robots.txt": Route("down", 500), "/": page("Home")}) as server:
+        with pytest.raises(SeedFailed, match=r"robots.txt unreachable \(http 500\)"):
+            run_crawl(tmp_path, server.url("/"), retries=1, retry_base_s=0.1)
+        hits = dict(server.hits)
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
+    assert hits == {"/robots.txt": 2} and read_records(str(tmp_path / "out")) == {}
+    assert summary["skipped_by_reason"] == {"robots.txt unreachable (http 500)": 1}
+    assert summary["reconciled"]
+
+
+def test_crawl_delay_spaces_requests_one_at_a_time(tmp_path):
+    with SiteServer({"/robots.txt": Route("User-agent: *\nCrawl-delay: 0.3\n", content_type=ROBOTS),
+                     "/": page("Home", "/a", "/b", "/c")}) as server:
+        server.routes.update({p: Route(f"<p>{p}</p>", delay_s=0.05) for p in ("/a", "/b", "/c")})
+        summary, _ = run_crawl(tmp_path, server.url("/"), workers=2, threads=4)
+        starts = sorted(t for ts in server.times.values() for t in ts)
+        max_concurrent = server.max_concurrent
+    assert summary["pages"] == 4 and max_concurrent == 1
+    gaps = [b - a for a, b in zip(starts, starts[1:])]
+    assert len(gaps) == 4 and min(gaps) >= 0.3, gaps
+
+
+def test_per_host_cap_is_never_exceeded(tmp_path):
+    paths = [f"/p{i}" for i in range(24)]
+    with SiteServer({"/": page("Home", *paths)}) as server:
+        server.routes.update({p: Route(f"<p>{p}</p>", delay_s=0.1) for p in paths})
+        summary, _ = run_crawl(tmp_path, server.url("/"), workers=2, threads=8, per_host=3)
+        max_concurrent = server.max_concurrent
+    assert summary["pages"] == 25 and max_concurrent == 3
+
+
+def test_C24a_429_with_retry_after_pauses_the_host_then_retries(tmp_path):
+    with SiteServer({"/": page("Home", "/busy", "/other"),
+                     "/busy": Sequence(Route("slow down", 429, {"Retry-After": "1"}), page("Busy")),
+                     "/other": page("Other")}) as server:
+        started = time.monotonic()
+        summary, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1)
+        times = server.times
+        hits = dict(server.hits)
+    assert hits == {"/robots.txt": 1, "/": 1, "/busy": 2, "/other": 1}
+    assert times["/busy"][1] - times["/busy"][0] >= 1.0
+    # the whole host waited: nothing was requested during the Retry-After pause
+    first_429 = times["/busy"][0]
+    assert not [t for path, ts in times.items() for t in ts if first_429 < t < first_429 + 1.0]
+    assert records[server.url("/busy")]["status"] == 200 and records[server.url("/busy")]["attempts"] == 2
+    assert (summary["retries"], summary["failed"], summary["reconciled"]) == (1, 0, True)
+    assert time.monotonic() - started < 10
+
+
+def test_retries_exhausted_end_failed_with_the_reason(tmp_path):
+    with SiteServer({"/": page("Home", "/down"), "/down": Route("oops", 503)}) as server:
+        summary, records = run_crawl(tmp_path, server.url("/"), retries=2, retry_base_s=0.05)
+        hits = dict(server.hits)
+    assert hits["/down"] == 3
+    down = records[server.url("/down")]
+    assert (down["error"], down["attempts"]) == ("http 503", 3)
+    assert summary["failed_by_reason"] == {"http 503": 1} and summary["retries"] == 2
+    assert summary["reconciled"]
+
+
+def test_a_calendar_trap_is_stopped_by_the_query_cap_and_url_length(tmp_path):
+    class Calendar(SiteServer):
+        def lookup(self, target):
+            if target.startswith("/cal?month="):
+                n = int(target.split("=")[1])
+                return page(f"Month {n}", f"/cal?month={n + 1}", f"/cal?month={n - 1}")
+            return super().lookup(target)
+
+    with Calendar({"/": page("Home", "/cal?month=0", "/" + "x" * 300)}) as server:
+        summary, records = run_crawl(tmp_path, server.url("/"), max_query_variants=10,
+                                     max_url_length=200)
+        hits = dict(server.hits)
+    months = sorted(int(p.split("=")[1]) for p in hits if p.startswith("/cal"))
+    assert len(months) == 10 and all(v == 1 for v in hits.values())
+    assert summary["skipped_by_reason"] == {"query variants": 2, "url too long": 1}
+    assert summary["reconciled"]
