@@ -143,7 +143,7 @@ def never_claimed(config: CrawlConfig, graph: LinkGraph, tree, dispatcher: Dispa
     depth_of = {url: depth for depth, url in tree}  # the tree holds every processed URL
     listed = dispatcher.fetched | {task.url for task, _ in dispatcher.skipped}
     found: dict[str, tuple[int, str]] = {}
-    for (source, target), (_kind, in_scope) in graph.edges.items():
+    for source, target, _kind, in_scope in graph.edges_in_order():  # first parent read wins
         if not in_scope or target in listed or source not in depth_of:
             continue
         depth = depth_of[source] + 1
@@ -167,9 +167,8 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
     edge_count = graph.write_tsv(os.path.join(out, "edges.tsv"))
     # A URL in flight at an abort whose edges are on disk was processed: its result
     # was lost, not its record (a record's edges are written just before it).
-    sources = {source for source, _ in graph.edges}
     in_flight = [task for task, reason in dispatcher.skipped if reason.endswith(IN_FLIGHT)]
-    processed = dispatcher.fetched | {task.url for task in in_flight if task.url in sources}
+    processed = dispatcher.fetched | {task.url for task in in_flight if graph.has_source(task.url)}
     tree = graph.tree(config.seed_keys, processed)
     write_tree(tree, os.path.join(out, "tree.txt"))
     skipped = [(t.url, t.depth, t.parent, reason) for t, reason in dispatcher.skipped]

@@ -1,5 +1,8 @@
 """LinkGraph: idempotent edges, the breadth-first tree, TSV round trips, the tree file."""
 
+import collections
+import glob
+import os
 import random
 
 from crawler.graph import LINK, REDIRECT, LinkGraph, write_tree
@@ -184,3 +187,242 @@ def test_redirect_cycles_found_once_each_from_their_smallest_url():
     fetched = {"a", "b", "c", "x", "y", "p", "q", "z"}
     assert g.redirect_cycles(fetched) == [["a", "b", "c"], ["x", "y"]]
     assert g.redirect_cycles(fetched - {"b"}) == [["x", "y"]]
+
+
+# -- the compact graph against a plain dict-based one -------------------------------------
+class DictGraph:
+    """The straightforward reference: a dict (source, target) -> (kind, in_scope), as
+    crawler/graph.py was before its compact storage; the outputs must match it exactly."""
+
+    def __init__(self):
+        self.edges = {}
+
+    def add(self, source, target, kind=LINK, in_scope=True):
+        self.edges.setdefault((source, target), (kind, in_scope))
+
+    @classmethod
+    def load(cls, out_dir):
+        graph = cls()
+        for path in sorted(glob.glob(os.path.join(out_dir, "edges-*.tsv"))):
+            with open(path, encoding="utf-8") as f:
+                for line in f:
+                    parts = line.rstrip("\n").split("\t")
+                    if len(parts) == 4 and line.endswith("\n"):
+                        graph.add(parts[0], parts[1], parts[2], parts[3] == "1")
+        return graph
+
+    def write_tsv(self, path):
+        with open(path, "w", encoding="utf-8", newline="\n") as f:
+            f.write("source\ttarget\tkind\tin_scope\n")
+            for (source, target), (kind, in_scope) in sorted(self.edges.items()):
+                f.write(f"{source}\t{target}\t{kind}\t{int(in_scope)}\n")
+        return len(self.edges)
+
+    def redirect_cycles(self, fetched):
+        target = {s: t for (s, t), (kind, _) in self.edges.items()
+                  if kind == REDIRECT and s in fetched and t in fetched}
+        cycles, done = [], set()
+        for start in sorted(target):
+            path, node = [], start
+            while node in target and node not in done and node not in path:
+                path.append(node)
+                node = target[node]
+            if node in path:
+                cycle = path[path.index(node):]
+                first = cycle.index(min(cycle))
+                cycles.append(cycle[first:] + cycle[:first])
+            done.update(path)
+        return cycles
+
+    def tree(self, roots, fetched):
+        children = collections.defaultdict(list)
+        adjacency = collections.defaultdict(list)
+        for source, target in self.edges:
+            if target in fetched and source != target:
+                adjacency[source].append(target)
+        placed = set()
+        order = [r for r in roots if r in fetched]
+        order += sorted(fetched - set(order))
+        top = []
+        for root in order:
+            if root in placed:
+                continue
+            top.append(root)
+            placed.add(root)
+            level = [root]
+            while level:
+                following = []
+                for parent in sorted(level):
+                    for child in sorted(adjacency.get(parent, ())):
+                        if child not in placed:
+                            placed.add(child)
+                            children[parent].append(child)
+                            following.append(child)
+                level = following
+        lines = []
+        for root in top:
+            stack = [(0, root)]
+            while stack:
+                depth, url = stack.pop()
+                lines.append((depth, url))
+                stack.extend((depth + 1, c) for c in reversed(children.get(url, ())))
+        return lines
+
+
+def never_claimed_reference(graph, tree, listed, max_depth):
+    """crawler/api.py never_claimed as it was, over DictGraph.edges."""
+    depth_of = {url: depth for depth, url in tree}
+    found = {}
+    for (source, target), (_kind, in_scope) in graph.edges.items():
+        if not in_scope or target in listed or source not in depth_of:
+            continue
+        depth = depth_of[source] + 1
+        if max_depth is None or depth <= max_depth:
+            found.setdefault(target, (depth, source))
+    return [(url, depth, parent, "x") for url, (depth, parent) in sorted(found.items())]
+
+
+#: URLs whose sort order is not their order of appearance: prefixes, "/" vs "-" vs "é".
+POOL = [u(""), u("a"), u("a/"), u("a/b"), u("a-b"), u("A"), u("é"), u("z"), u("b?x=1"), u("b?"),
+        u("p10"), u("p2"), u("p1"), "http://x.test/", "https://s.test/a", "http://s.test:81/"]
+
+
+def random_nodes(rng, most):
+    """Some of POOL and up to ``most`` plain URLs."""
+    pool = rng.sample(POOL, rng.randint(1, len(POOL)))
+    return pool + [u(f"n{k}") for k in range(rng.randint(0, most))]
+
+
+def random_edges(rng, nodes, count):
+    """Edges over ``nodes`` with duplicates, self-loops and cycles; redirects and external ones."""
+    edges = []
+    for _ in range(count):
+        source = rng.choice(nodes)
+        target = source if rng.random() < 0.05 else rng.choice(nodes)
+        if edges and rng.random() < 0.15:  # an exact or kind-changed repeat of an earlier edge
+            source, target = rng.choice(edges)[:2]
+        kind = REDIRECT if rng.random() < 0.25 else LINK
+        edges.append((source, target, kind, rng.random() < 0.8))
+    if rng.random() < 0.5:  # runs: a source's edges together, as a fetcher writes them
+        edges.sort(key=lambda e: nodes.index(e[0]))
+    return edges
+
+
+def write_edge_files(tmp_path, rng, edges):
+    """Spread ``edges`` over 1-3 edges-NN.tsv files (in name order) with noise that load skips."""
+    files = rng.randint(1, 3)
+    cuts = sorted(rng.randint(0, len(edges)) for _ in range(files - 1))
+    parts = [edges[a:b] for a, b in zip([0, *cuts], [*cuts, len(edges)])]
+    for k, part in enumerate(parts):
+        lines = [f"{s}\t{t}\t{kind}\t{int(i)}\n" for s, t, kind, i in part]
+        if rng.random() < 0.3:
+            lines.insert(rng.randint(0, len(lines)), "three\tfields\tonly\n")
+        if rng.random() < 0.3:
+            lines.insert(rng.randint(0, len(lines)), "five\tfields\tlink\t1\tx\n")
+        if rng.random() < 0.5:
+            lines.append(f"{u('partial')}\t{u('last')}\tli")  # no newline: a crash mid-write
+        (tmp_path / f"edges-{k:02d}.tsv").write_text("".join(lines), encoding="utf-8")
+    # the edges are read in file-name order, which is the order of `parts`
+    return [e for part in parts for e in part]
+
+
+def assert_same_outputs(graph, reference, tmp_path, rng, nodes):
+    assert graph.edges == reference.edges
+    assert len(graph.edges) == len(reference.edges)
+    assert list(graph.edges) == sorted(reference.edges)
+    assert list(graph.edges_in_order()) == [(s, t, kind, in_scope) for (s, t), (kind, in_scope)
+                                            in reference.edges.items()]
+    assert graph.nodes() == {url for pair in reference.edges for url in pair}
+    new, old = tmp_path / "new.tsv", tmp_path / "old.tsv"
+    assert graph.write_tsv(str(new)) == reference.write_tsv(str(old))
+    assert new.read_bytes() == old.read_bytes()
+    sources = {s for s, _ in reference.edges}
+    assert all(graph.has_source(url) == (url in sources) for url in nodes + [u("nowhere")])
+    for _ in range(4):
+        fetched = {url for url in nodes if rng.random() < 0.7} | {u("no-edges"), u("zz-no-edges")}
+        roots = rng.sample(nodes + [u("no-edges"), u("never")], 3) + [rng.choice(nodes)]
+        tree = graph.tree(roots, fetched)
+        assert tree == reference.tree(roots, fetched)
+        assert graph.redirect_cycles(fetched) == reference.redirect_cycles(fetched)
+        write_tree(tree, str(tmp_path / "tree.txt"))
+        listed = {url for url in nodes if rng.random() < 0.4}
+        for max_depth in (None, 0, 1, 2):
+            assert (never_claimed_new(graph, tree, listed, max_depth)
+                    == never_claimed_reference(reference, tree, listed, max_depth))
+
+
+def never_claimed_new(graph, tree, listed, max_depth):
+    """crawler/api.py never_claimed, with stand-ins for the config and the dispatcher."""
+    from types import SimpleNamespace
+
+    from crawler.api import never_claimed
+    config = SimpleNamespace(max_depth=max_depth)
+    dispatcher = SimpleNamespace(fetched=set(listed), skipped=[])
+    return [row[:3] + ("x",) for row in never_claimed(config, graph, tree, dispatcher)]
+
+
+def test_loaded_graph_gives_the_dict_graphs_outputs_on_random_graphs(tmp_path):
+    rng = random.Random(20240611)
+    for case in range(60):
+        folder = tmp_path / str(case)
+        folder.mkdir()
+        nodes = random_nodes(rng, 30)
+        edges = write_edge_files(folder, rng, random_edges(rng, nodes, rng.randint(0, 150)))
+        graph, reference = LinkGraph.load(str(folder)), DictGraph.load(str(folder))
+        # the reference keeps each edge's first kind (a dict built backwards keeps the first)
+        assert reference.edges == {(s, t): (kind, i) for s, t, kind, i in reversed(edges)}
+        assert_same_outputs(graph, reference, folder, rng, nodes)
+
+
+def test_built_graph_gives_the_dict_graphs_outputs_also_after_adding_more(tmp_path):
+    rng = random.Random(7)
+    for _ in range(40):
+        nodes = random_nodes(rng, 20)
+        graph, reference = LinkGraph(), DictGraph()
+        for _ in range(3):  # a query in between must not freeze the graph
+            for edge in random_edges(rng, nodes, rng.randint(0, 60)):
+                graph.add(*edge)
+                reference.add(*edge)
+            assert_same_outputs(graph, reference, tmp_path, rng, nodes)
+
+
+def test_a_long_redirect_cycle_and_a_self_redirect():
+    graph, reference = LinkGraph(), DictGraph()
+    ring = [u(f"r{k:03d}") for k in range(200)]
+    for a, b in zip(ring, ring[100:] + ring[:100]):  # 100 cycles of 2, until the next loop
+        graph.add(a, b, REDIRECT)
+        reference.add(a, b, REDIRECT)
+    for a, b in zip(ring, ring[1:] + ring[:1]):  # a source's last redirect wins: one cycle
+        graph.add(a, b, REDIRECT)
+        reference.add(a, b, REDIRECT)
+    graph.add(u("self"), u("self"), REDIRECT)
+    reference.add(u("self"), u("self"), REDIRECT)
+    fetched = set(ring) | {u("self")}
+    assert graph.redirect_cycles(fetched) == reference.redirect_cycles(fetched)
+    assert graph.redirect_cycles(fetched) == [ring, [u("self")]]
+
+
+def test_many_kinds_widen_the_flags_and_keep_each_edges_first_kind(tmp_path):
+    graph, reference = LinkGraph(), DictGraph()
+    for k in range(300):
+        for edge in ((u(f"s{k % 7}"), u(f"t{k}"), f"kind{k}", k % 3 == 0),
+                     (u(f"s{k % 7}"), u(f"t{k}"), f"other{k}", False)):
+            graph.add(*edge)
+            reference.add(*edge)
+    assert graph.edges == reference.edges
+    new, old = tmp_path / "new.tsv", tmp_path / "old.tsv"
+    assert graph.write_tsv(str(new)) == reference.write_tsv(str(old)) == 300
+    assert new.read_bytes() == old.read_bytes()
+
+
+def test_edge_view_lookups():
+    graph = graph_of([(u("a"), u("b")), (u("a"), u("c"), REDIRECT, False)])
+    assert graph.edges[(u("a"), u("c"))] == (REDIRECT, False)
+    assert (u("a"), u("b")) in graph.edges
+    assert (u("b"), u("a")) not in graph.edges
+    assert (u("a"), u("nowhere")) not in graph.edges
+    assert dict(graph.edges.items()) == {(u("a"), u("b")): (LINK, True),
+                                         (u("a"), u("c")): (REDIRECT, False)}
+    assert LinkGraph().edges == {} and len(LinkGraph().edges) == 0
+    assert LinkGraph().tree([S], {S}) == [(0, S)]
+    assert LinkGraph().redirect_cycles({S}) == []
