@@ -107,6 +107,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="skip URLs longer than this (default: %(default)s)")
     p.add_argument("--max-query-variants", type=_positive_int, default=1000,
                    help="most URLs with a query per path, against calendar traps (default: %(default)s)")
+    p.add_argument("--sitemaps", action="store_true",
+                   help="also start from the seed hosts' sitemaps (robots.txt Sitemap: lines, "
+                        "else /sitemap.xml; gzip and indexes read), in scope only")
     p.add_argument("--quiet", action="store_true", help="no progress lines, only errors")
     p.add_argument("--version", action="version", version=f"crawler {__version__}")
     return p
@@ -132,6 +135,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         obey_robots=not args.ignore_robots, per_host=args.per_host, delay_s=args.delay,
         retries=args.retries, max_retry_wait_s=args.max_retry_wait,
         max_url_length=args.max_url_length, max_query_variants=args.max_query_variants,
+        sitemaps=args.sitemaps,
     ).validated()
 
 

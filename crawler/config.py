@@ -26,6 +26,10 @@ MAX_QUEUE_SIZE = 1_000_000
 MAX_TIMEOUT_S = 86_400.0
 MAX_REDIRECTS = 100
 MAX_RETRIES = 100
+#: Sitemap indexes are followed this many levels deep, and at most this many sitemaps
+#: are read per crawl (the protocol allows 50,000 per index; a crawl needs fewer).
+MAX_SITEMAP_LEVELS = 3
+MAX_SITEMAPS = 1000
 MAX_SHARDS = 2 ** 20
 MAX_BODY_BYTES = 2 ** 40
 
@@ -80,6 +84,10 @@ class CrawlConfig:
         max_retry_wait_s: a ``Retry-After`` longer than this fails the URL at once
             (recorded with the reason) instead of holding it.
         max_url_length: URLs longer than this many characters are skipped.
+        sitemaps: also seed the frontier from each seed origin's sitemaps (robots.txt
+            ``Sitemap:`` lines, else ``/sitemap.xml``; indexes followed up to
+            :data:`MAX_SITEMAP_LEVELS` levels, at most :data:`MAX_SITEMAPS` sitemaps), in
+            scope only.
         max_query_variants: most URLs with a query per path (scheme, host and path):
             further ones are skipped (a calendar's endless ``?month=`` links); ``None``:
             unlimited.
@@ -114,6 +122,7 @@ class CrawlConfig:
     max_retry_wait_s: float = 300.0
     max_url_length: int = 2048
     max_query_variants: int | None = 1000
+    sitemaps: bool = False
 
     @property
     def seed_keys(self) -> tuple[str, ...]:

@@ -25,7 +25,8 @@ import codecs
 
 from w3lib.encoding import html_to_unicode
 
-__all__ = ["decode_html", "is_html", "HTML_MEDIA_TYPES"]
+__all__ = ["decode_html", "is_html", "is_html_response", "sniffs_as_html", "looks_binary",
+           "HTML_MEDIA_TYPES"]
 
 #: Media types treated as HTML documents (compared lower-cased, parameters removed).
 HTML_MEDIA_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -84,3 +85,64 @@ def is_html(content_type: str | None) -> bool:
     if not media_type:
         return True
     return media_type in HTML_MEDIA_TYPES
+
+
+# WHATWG MIME Sniffing, section 7.1 "identifying a resource with an unknown MIME type":
+# the HTML patterns, each followed by a tag-terminating byte (space or '>'), after
+# leading whitespace bytes; compared ASCII case-insensitively.
+_HTML_SNIFF_PATTERNS = tuple(p.encode("ascii") for p in (
+    "<!doctype html", "<html", "<head", "<script", "<iframe", "<h1", "<div", "<font",
+    "<table", "<a", "<style", "<title", "<b", "<body", "<br", "<p", "<!--"))
+_SNIFF_WHITESPACE = b"\t\n\x0c\r "
+#: WHATWG MIME Sniffing "binary data byte": C0 controls other than TAB, LF, FF, CR, ESC.
+_BINARY_BYTES = frozenset(set(range(0x09)) | {0x0B} | set(range(0x0E, 0x1B)) | set(range(0x1C, 0x20)))
+#: Bytes of the body the sniffing rules look at ("resource header", 1445 bytes).
+SNIFF_BYTES = 1445
+_WIDE_BOMS = (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+
+
+def sniffs_as_html(body: bytes) -> bool:
+    """True if the body starts (after whitespace, and a UTF-8 BOM) with one of the
+    HTML patterns of WHATWG MIME Sniffing section 7.1 (``<!DOCTYPE HTML``, ``<html``,
+    ``<head``, ``<p``, ``<!--``... then a space or ``>``)."""
+    head = bytes(body[:SNIFF_BYTES])
+    if head.startswith(codecs.BOM_UTF8):
+        head = head[len(codecs.BOM_UTF8):]
+    head = head.lstrip(_SNIFF_WHITESPACE).lower()
+    for pattern in _HTML_SNIFF_PATTERNS:
+        if head.startswith(pattern) and head[len(pattern):len(pattern) + 1] in (b" ", b">"):
+            return True
+    return False
+
+
+def looks_binary(body: bytes, content_type: str | None = None) -> bool:
+    """True if the first 1445 bytes hold a "binary data byte" (WHATWG MIME Sniffing
+    section 3: 0x00-0x08, 0x0B, 0x0E-0x1A, 0x1C-0x1F), unless the body is UTF-16 or
+    UTF-32 (a BOM, or such a ``charset`` in ``content_type``), where NULs are text."""
+    head = bytes(body[:SNIFF_BYTES])
+    if head.startswith(_WIDE_BOMS):
+        return False
+    if content_type and "charset=utf-16" in content_type.lower().replace(" ", "") \
+            or content_type and "charset=utf-32" in content_type.lower().replace(" ", ""):
+        return False
+    return not _BINARY_BYTES.isdisjoint(head)
+
+
+def is_html_response(content_type: str | None, body: bytes) -> bool:
+    """Whether a response is to be parsed as HTML, by its header and its first bytes.
+
+    * A ``Content-Type`` header with a media type: :func:`is_html` decides, but a body
+      declared HTML that holds binary bytes (:func:`looks_binary`: an image or archive
+      served as ``text/html``) is not HTML: converting it would put garbage in the
+      corpus.
+    * No ``Content-Type`` (or an empty one): the body is sniffed
+      (:func:`sniffs_as_html`, WHATWG MIME Sniffing section 7.1; RFC 9110 section 8.3
+      lets a recipient sniff when the type is missing).
+
+    An empty body declared HTML is HTML (an empty page); an empty body without a type
+    is not.
+    """
+    media_type = (content_type or "").split(";", 1)[0].strip()
+    if not media_type:
+        return sniffs_as_html(body)
+    return is_html(content_type) and not looks_binary(body, content_type)

@@ -53,10 +53,14 @@ import time
 from crawler.errors import CrawlerError, FetcherDied, ManagerDied
 from crawler.fetch import DEFAULT_USER_AGENT
 from crawler.frontier import MemoryFrontier
-from crawler.messages import DEFERRED, KIND_ROBOTS, REDIRECT, RETRY, ROBOTS, STOP, FetchTask, TaskDone
+from crawler.config import MAX_SITEMAP_LEVELS, MAX_SITEMAPS
+from crawler.messages import (
+    DEFERRED, KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, REDIRECT, RETRY, ROBOTS, SITEMAP, STOP,
+    FetchTask, TaskDone)
 from crawler.politeness import Politeness
 from crawler.retry import backoff_s
 from crawler.robots import RobotsRules, origin_of
+from crawler.sitemaps import sitemap_candidates
 from crawler.stats import CrawlCounters, ProcessTreeMonitor
 from crawler.worker import fetcher_main
 
@@ -114,6 +118,10 @@ class Dispatcher:
                                      config.user_agent or DEFAULT_USER_AGENT, config.obey_robots)
         self.robots_in_flight: dict[str, FetchTask] = {}  # origin -> its robots.txt task
         self.robots_fetches = 0
+        self.sitemaps_in_flight: dict[str, FetchTask] = {}  # sitemap URL -> its task
+        self.sitemaps_seen: set[str] = set()
+        self.sitemaps_read = 0
+        self._seed_origins = {origin_of(key) for key in config.seed_keys}
         self.retries_scheduled = 0
         self._retry_heap: list[tuple[float, int, FetchTask]] = []  # (due, seq, task)
         self._seq = itertools.count()
@@ -231,7 +239,7 @@ class Dispatcher:
 
     def _busy(self) -> int:
         """Tasks handed to the fetchers and not reported yet."""
-        return len(self.in_flight) + len(self.robots_in_flight)
+        return len(self.in_flight) + len(self.robots_in_flight) + len(self.sitemaps_in_flight)
 
     def _waiting(self) -> bool:
         """Work that time alone will make dispatchable (a retry, a host's delay)."""
@@ -255,8 +263,11 @@ class Dispatcher:
             if task is None:
                 break
             self.tasks.put(task)  # never blocks for long: in flight <= bound + threads
-            self.in_flight[task.url] = task
             self.politeness.dispatched(origin_of(task.url), now)
+            if task.kind == KIND_SITEMAP:
+                self.sitemaps_in_flight[task.url] = task
+                continue
+            self.in_flight[task.url] = task
             self.dispatched += 1
         self._flush_skips()
 
@@ -287,7 +298,10 @@ class Dispatcher:
                 if self.politeness.allowed(origin, task.url):
                     self._rr = (self._rr + i + 1) % max(1, len(origins))
                     return task
-                self._skip(task, host.robots.describe() if host.robots else "robots.txt")
+                if task.kind == KIND_PAGE:
+                    self._skip(task, host.robots.describe() if host.robots else "robots.txt")
+                else:
+                    log.info("sitemap %s: disallowed by robots.txt", task.url)
         return None
 
     def _dispatch_robots(self, origin: str, now: float) -> None:
@@ -348,6 +362,9 @@ class Dispatcher:
         if message.outcome == ROBOTS:
             self._handle_robots(message, now)
             return
+        if message.outcome == SITEMAP:
+            self._handle_sitemap(message, now)
+            return
         task = self.in_flight.pop(message.url, None)
         if message.outcome == RETRY:
             self._schedule_retry(task, message, now)
@@ -385,6 +402,31 @@ class Dispatcher:
             log.warning("%s: %s; its URLs are skipped", origin, rules.describe())
         self.politeness.set_robots(origin, rules)  # first: a Crawl-delay spaces the next request
         self.politeness.finished(origin, now)
+        if self.config.sitemaps and origin in self._seed_origins and not rules.unreachable:
+            for url in sitemap_candidates(origin, rules.sitemaps):
+                self._push_sitemap(url, 0)
+
+    def _push_sitemap(self, url: str, level: int) -> None:
+        """Queue the sitemap ``url`` (``level``: sitemap-index depth), once, within the
+        level and count limits."""
+        if url in self.sitemaps_seen or level > MAX_SITEMAP_LEVELS or len(self.sitemaps_seen) >= MAX_SITEMAPS:
+            return
+        self.sitemaps_seen.add(url)
+        self.frontier.push(FetchTask(url, level, kind=KIND_SITEMAP))
+
+    def _handle_sitemap(self, message: TaskDone, now: float) -> None:
+        task = self.sitemaps_in_flight.pop(message.url, None)
+        self.politeness.finished(origin_of(message.url), now)
+        if message.status is not None and message.status < 300:
+            self.sitemaps_read += 1
+        for child in message.sitemaps:
+            self._push_sitemap(child, (task.depth if task else 0) + 1)
+        for found in message.discovered:
+            reason = self._admit(found)
+            if reason is None:
+                self.frontier.push(found)
+            else:
+                self._skip(found, reason)
 
     def _schedule_retry(self, task: FetchTask | None, message: TaskDone, now: float) -> None:
         """Hold ``task`` until its next attempt: after the server's Retry-After (which
@@ -427,6 +469,11 @@ class Dispatcher:
                 self.politeness.finished(task.url, now)
                 self.politeness.robots_retry(task.url, now)
                 continue
+            if task.kind == KIND_SITEMAP:
+                self.sitemaps_in_flight.pop(task.url, None)
+                self.politeness.finished(origin_of(task.url), now)
+                self.frontier.push(task)
+                continue
             self.in_flight.pop(task.url, None)
             self.politeness.finished(origin_of(task.url), now)
             self.dispatched -= 1
@@ -457,7 +504,7 @@ class Dispatcher:
         """
         while self._retry_heap:
             self.frontier.push(heapq.heappop(self._retry_heap)[2])
-        tasks = list(self.frontier.drain())
+        tasks = [task for task in self.frontier.drain() if task.kind == KIND_PAGE]  # claimed ones
         self.skipped.extend((task, reason) for task in tasks)
         self._flush_skips()
         for start in range(0, len(tasks), 1000):

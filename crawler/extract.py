@@ -26,8 +26,10 @@ made per call: lxml parser objects must not be shared between threads.
 
 Which elements count as links follows the HTML standard's hyperlink and navigable
 elements: ``a[href]``, ``area[href]`` and the nested browsing contexts ``frame[src]`` and
-``iframe[src]``. ``link``, ``img`` and ``script`` are sub-resources, not pages, and are
-ignored.
+``iframe[src]``, plus the target of a ``<meta http-equiv="refresh">`` (a navigation the
+browser makes by itself). ``img`` and ``script`` are sub-resources, not pages, and are
+ignored; of ``link`` only ``rel=canonical`` is read, and kept apart
+(:attr:`PageLinks.canonical`).
 """
 
 from __future__ import annotations
@@ -39,12 +41,13 @@ import lxml.etree as ET
 
 from . import urlnorm
 
-__all__ = ["PageLinks", "extract", "effective_base", "resolve_links", "link_targets", "LINK_ATTRIBUTES"]
+__all__ = ["PageLinks", "extract", "effective_base", "resolve_links", "link_targets", "refresh_url",
+           "LINK_ATTRIBUTES"]
 
 #: Element name -> the attribute holding its link target.
 LINK_ATTRIBUTES: dict[str, str] = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
 
-_WANTED = ("a", "area", "frame", "iframe", "title", "base")
+_WANTED = ("a", "area", "frame", "iframe", "title", "base", "meta", "link")
 
 # HTML standard "strip and collapse ASCII whitespace": ASCII whitespace is
 # TAB, LF, FF, CR and SPACE (not NBSP or other Unicode spaces).
@@ -62,12 +65,16 @@ class PageLinks:
         base_href: the raw ``href`` value of the first ``<base>`` element that has an
             ``href`` attribute (HTML standard, "frozen base URL"); ``None`` if none.
         hrefs: raw link targets in document order, duplicates kept: ``a[href]``,
-            ``area[href]``, ``frame[src]``, ``iframe[src]``.
+            ``area[href]``, ``frame[src]``, ``iframe[src]`` and the URL of the first
+            ``<meta http-equiv=refresh>`` that has one (:func:`refresh_url`).
+        canonical: the raw ``href`` of the first ``<link rel=canonical>`` (``rel`` is
+            a set of space-separated, ASCII case-insensitive tokens), or ``None``.
     """
 
     title: str | None = None
     base_href: str | None = None
     hrefs: tuple[str, ...] = ()
+    canonical: str | None = None
 
 
 _EMPTY = PageLinks()
@@ -108,6 +115,8 @@ def extract(text: str) -> PageLinks:
     title: str | None = None
     seen_title = False
     base_href: str | None = None
+    canonical: str | None = None
+    refresh_seen = False
     hrefs: list[str] = []
     try:
         for el in root.iter(*_WANTED):
@@ -121,11 +130,78 @@ def extract(text: str) -> PageLinks:
                 if not seen_title:
                     seen_title = True
                     title = _ASCII_WS.sub(" ", "".join(el.itertext())).strip(" ") or None
+            elif tag == "meta":
+                if not refresh_seen and (el.get("http-equiv") or "").strip().lower() == "refresh":
+                    target = refresh_url(el.get("content") or "")
+                    if target is not None:
+                        refresh_seen = True
+                        hrefs.append(target)
+            elif tag == "link":
+                if canonical is None and el.get("href") is not None and "canonical" in (
+                        el.get("rel") or "").lower().split():
+                    canonical = el.get("href")
             elif base_href is None:  # tag == "base"
                 base_href = el.get("href")
     except Exception:  # pragma: no cover - defensive; iteration over a parsed tree
         return _EMPTY
-    return PageLinks(title=title, base_href=base_href, hrefs=tuple(hrefs))
+    return PageLinks(title=title, base_href=base_href, hrefs=tuple(hrefs), canonical=canonical)
+
+
+_REFRESH_WS = "\t\n\x0c\r "
+
+
+def refresh_url(content: str) -> str | None:
+    """The URL of a ``<meta http-equiv=refresh content=...>``, raw, or ``None``.
+
+    Follows the HTML standard's "shared declarative refresh steps": a time (digits,
+    then digits and dots), then ``;`` or ``,`` or whitespace, then optionally
+    ``url=`` (case-insensitive, spaces allowed around ``=``), then the URL, in quotes
+    or not (a quoted one ends at its closing quote). ``"5"`` (a reload of the same
+    page), ``"5; url="`` and contents not starting with a time give ``None``.
+    """
+    n, i = len(content), 0
+    while i < n and content[i] in _REFRESH_WS:
+        i += 1
+    start = i
+    while i < n and content[i].isascii() and content[i].isdigit():
+        i += 1
+    if i == start and not (i < n and content[i] == "."):
+        return None
+    while i < n and (content[i] == "." or (content[i].isascii() and content[i].isdigit())):
+        i += 1
+    if i == n or content[i] not in ";," + _REFRESH_WS:
+        return None
+    while i < n and content[i] in _REFRESH_WS:
+        i += 1
+    if i < n and content[i] in ";,":
+        i += 1
+    while i < n and content[i] in _REFRESH_WS:
+        i += 1
+    if i == n:
+        return None
+    url_start = i
+    if content[i] in "uU":
+        i += 1
+        if i < n and content[i] in "rR" and i + 1 < n and content[i + 1] in "lL":
+            i += 2
+            while i < n and content[i] in _REFRESH_WS:
+                i += 1
+            if i < n and content[i] == "=":
+                i += 1
+                while i < n and content[i] in _REFRESH_WS:
+                    i += 1
+            else:
+                i = url_start  # "url" not followed by "=": it is the URL itself
+                return content[i:] or None
+        else:
+            return content[url_start:] or None
+    quote = content[i] if i < n and content[i] in "'\"" else ""
+    if quote:
+        i += 1
+    url = content[i:]
+    if quote and quote in url:
+        url = url[:url.index(quote)]
+    return url or None
 
 
 def effective_base(page_url: str, page: PageLinks) -> str:

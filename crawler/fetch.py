@@ -190,8 +190,9 @@ class HttpClient:
         return cls(config.user_agent, config.connect_timeout_s, config.read_timeout_s,
                    config.total_timeout_s, config.max_body_bytes)
 
-    def get(self, url: str) -> Response:
-        """GET ``url`` without following redirects.
+    def get(self, url: str, max_body_bytes: int | None = None) -> Response:
+        """GET ``url`` without following redirects; the body is cut at
+        ``max_body_bytes`` (default: the client's).
 
         Raises:
             FetchError: no complete response (see :attr:`FetchError.reason`).
@@ -203,7 +204,7 @@ class HttpClient:
         _ACTIVE.deadline = deadline
         timer.start()
         try:
-            response = self._get(url, started)
+            response = self._get(url, started, max_body_bytes or self.max_body_bytes)
         except FetchError as exc:
             if deadline.expired and exc.reason != "timeout":
                 raise FetchError("timeout", f"no complete response after {self.total_timeout_s:g} s") from exc
@@ -217,7 +218,7 @@ class HttpClient:
             timer.cancel()
             _ACTIVE.deadline = None
 
-    def _get(self, url: str, started: float) -> Response:
+    def _get(self, url: str, started: float, cap: int) -> Response:
         """:meth:`get` without the watchdog; translates every foreign exception."""
         try:
             prepared = self.session.prepare_request(requests.Request("GET", url))
@@ -231,7 +232,7 @@ class HttpClient:
                 if location is not None:
                     body, truncated = b"", False
                 else:
-                    body, truncated = self._read_body(resp.raw)
+                    body, truncated = self._read_body(resp.raw, cap)
                 return Response(url, resp.status_code, resp.headers.get("Content-Type"),
                                 location, body, truncated,
                                 (time.monotonic() - started) * 1000.0,
@@ -256,7 +257,7 @@ class HttpClient:
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise FetchError("http error", f"{type(exc).__name__}: {exc}") from exc
 
-    def _read_body(self, raw) -> tuple[bytes, bool]:
+    def _read_body(self, raw, cap: int) -> tuple[bytes, bool]:
         """Read the decoded body in ``read1`` steps (each returns as soon as any data
         arrived), up to the size cap. The deadline is the watchdog's (:meth:`get`)."""
         chunks, size = [], 0
@@ -266,9 +267,9 @@ class HttpClient:
                 return b"".join(chunks), False
             chunks.append(chunk)
             size += len(chunk)
-            if size >= self.max_body_bytes:
+            if size >= cap:
                 body = b"".join(chunks)
-                return body[: self.max_body_bytes], size > self.max_body_bytes or _more_follows(raw)
+                return body[:cap], size > cap or _more_follows(raw)
 
     def close(self) -> None:
         """Close the session's connection pool."""

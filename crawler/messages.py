@@ -30,8 +30,12 @@ DEFERRED = "deferred: origin paused by Retry-After"
 #: The result of a robots.txt task (not a claimed URL: no record, no visited state).
 ROBOTS = "robots"
 
+#: The result of a sitemap task (not a claimed URL either): its in-scope URLs claimed
+#: are in TaskDone.discovered, the child sitemaps of an index in TaskDone.sitemaps.
+SITEMAP = "sitemap"
+
 #: FetchTask kinds.
-KIND_PAGE, KIND_ROBOTS = "page", "robots"
+KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP = "page", "robots", "sitemap"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -49,8 +53,10 @@ class FetchTask:
             order the link was written: ``url`` is the visited-table key, with the
             query sorted); ``None`` means send ``url``.
         attempt: 0 for the first attempt, n for the n-th retry.
-        kind: :data:`KIND_PAGE`, or :data:`KIND_ROBOTS` for the robots.txt of the
-            origin ``url`` (``scheme://host[:port]``), which is not a claimed URL.
+        kind: :data:`KIND_PAGE`; :data:`KIND_ROBOTS` for the robots.txt of the
+            origin ``url`` (``scheme://host[:port]``); :data:`KIND_SITEMAP` for the
+            sitemap at ``url`` (``depth`` counts sitemap-index levels). Robots and
+            sitemap tasks are not claimed URLs: no record, no visited state.
     """
 
     url: str
@@ -87,6 +93,9 @@ class TaskDone:
             ``None`` (the dispatcher then backs off exponentially).
         robots_body: with :data:`ROBOTS`, the robots.txt bytes (``status`` 2xx), else
             ``None``.
+        duplicate: a :data:`PAGE` whose Markdown is exactly an earlier page's (its
+            record has ``duplicate_of`` and no Markdown).
+        sitemaps: with :data:`SITEMAP`, the child sitemaps of a sitemap index.
     """
 
     worker_id: int
@@ -99,3 +108,5 @@ class TaskDone:
     table_failed: bool = False
     retry_after_s: float | None = None
     robots_body: bytes | None = None
+    duplicate: bool = False
+    sitemaps: tuple[str, ...] = ()

@@ -49,6 +49,7 @@ class VisitedTable:
         self._mask = shards - 1
         self._shards: list[dict[int, int]] = [{} for _ in range(shards)]
         self._locks = [threading.Lock() for _ in range(shards)]
+        self._contents: list[dict[int, str]] = [{} for _ in range(shards)]
 
     @property
     def shard_count(self) -> int:
@@ -125,6 +126,20 @@ class VisitedTable:
         self.mark(url, state)
         return self.claim_many(links)
 
+    def first_content(self, content_fingerprint: int, url: str) -> str | None:
+        """Register ``url`` as the first page whose Markdown has ``content_fingerprint``
+        (a 64-bit int, xxh3 of the Markdown), atomically under that shard's lock.
+
+        Returns:
+            ``None`` if ``url`` is the first (it is now registered), else the URL that
+            was registered first: ``url``'s page is an exact duplicate of it. Costs
+            about one URL string per distinct page in the manager.
+        """
+        index = content_fingerprint & self._mask
+        with self._locks[index]:
+            first = self._contents[index].setdefault(content_fingerprint, url)
+        return None if first == url else first
+
     def state(self, url: str) -> str | None:
         """The state name of ``url`` ("in_flight", "visited", ...), or None if unseen."""
         fp = fingerprint(url)
@@ -187,7 +202,7 @@ class VisitedProxy(BaseProxy):
     """Client side of a manager-hosted :class:`VisitedTable`; each call is one round trip."""
 
     _exposed_ = ("claim", "claim_many", "mark", "mark_visited", "mark_failed",
-                 "mark_many", "settle", "state", "__len__", "counts")
+                 "mark_many", "settle", "first_content", "state", "__len__", "counts")
 
     def claim(self, url):
         return self._callmethod("claim", (url,))
@@ -209,6 +224,9 @@ class VisitedProxy(BaseProxy):
 
     def settle(self, url, state, links):
         return self._callmethod("settle", (url, state, list(links)))
+
+    def first_content(self, content_fingerprint, url):
+        return self._callmethod("first_content", (content_fingerprint, url))
 
     def state(self, url):
         return self._callmethod("state", (url,))

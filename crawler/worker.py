@@ -22,16 +22,18 @@ import time
 
 import xxhash
 
-from crawler.decode import decode_html, is_html
+from crawler.decode import decode_html, is_html_response
 from crawler.extract import effective_base, extract, link_targets
 from crawler.fetch import FetchError, HttpClient, Response
 from crawler.graph import LINK, REDIRECT as REDIRECT_EDGE
 from crawler.markdown import to_markdown
 from crawler.messages import (
-    DEFERRED, FAILED, KIND_ROBOTS, NON_HTML, PAGE, REDIRECT, RETRY, ROBOTS, STOP, FetchTask, TaskDone)
+    DEFERRED, FAILED, KIND_ROBOTS, KIND_SITEMAP, NON_HTML, PAGE, REDIRECT, RETRY, ROBOTS, SITEMAP,
+    STOP, FetchTask, TaskDone)
 from crawler.retry import is_transient, parse_retry_after
 from crawler.robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, origin_of, robots_url
 from crawler.scope import Scope
+from crawler.sitemaps import SITEMAP_MAX_BYTES, parse_sitemap
 from crawler.signals import child_signals
 from crawler.store import RecordWriter
 from crawler.urlnorm import key_of, request_url
@@ -90,6 +92,8 @@ class PageProcessor:
         """
         if task.kind == KIND_ROBOTS:
             return self._robots(task, client)
+        if task.kind == KIND_SITEMAP:
+            return self._sitemap(task, client)
         origin = origin_of(task.url)
         wait = self.paused.get(origin, 0.0) - time.monotonic()
         if wait > 0:
@@ -113,7 +117,7 @@ class PageProcessor:
                                     len(response.body), retry_after_s=wait)
                 reason += f" (Retry-After {wait:g} s is over --max-retry-wait)"
             return self._fail(task, reason, response)
-        if not is_html(response.content_type):
+        if not is_html_response(response.content_type, response.body):
             return self._finish(task, NON_HTML, response, {}, ())
         return self._page(task, response)
 
@@ -135,6 +139,34 @@ class PageProcessor:
         body = response.body[:ROBOTS_MAX_BYTES] if 200 <= response.status < 300 else None
         return TaskDone(self.worker_id, task.url, ROBOTS, response.status, None,
                         len(response.body), robots_body=body)
+
+    def _sitemap(self, task: FetchTask, client: HttpClient) -> TaskDone:
+        """Fetch and parse the sitemap ``task.url``; claim its in-scope URLs (as depth 0
+        tasks with the sitemap as parent) and return them, with the child sitemaps of
+        an index. Nothing is written; a failure is logged and returns nothing."""
+        try:
+            response = client.get(task.fetch_url, max(self.config.max_body_bytes, SITEMAP_MAX_BYTES))
+        except FetchError as exc:
+            log.warning("sitemap %s: %s", task.url, exc.reason)
+            return TaskDone(self.worker_id, task.url, SITEMAP, None, exc.reason)
+        if response.status >= 300:
+            log.warning("sitemap %s: http %d", task.url, response.status)
+            return TaskDone(self.worker_id, task.url, SITEMAP, response.status, f"http {response.status}")
+        sitemap = parse_sitemap(response.body, response.url)
+        if sitemap.error:
+            log.warning("sitemap %s: %s", task.url, sitemap.error)
+        if sitemap.kind == "sitemapindex":
+            return TaskDone(self.worker_id, task.url, SITEMAP, response.status, sitemap.error,
+                            len(response.body), sitemaps=sitemap.urls)
+        claims = {}
+        for sent in sitemap.urls:
+            key = key_of(sent)
+            if key in self.scope and self.offered.first_offer(key):
+                claims.setdefault(key, FetchTask(key, 0, task.url, (), _unless_key(sent, key)))
+        tasks = list(claims.values())
+        won = self.table.claim_many([t.url for t in tasks]) if tasks else []
+        return TaskDone(self.worker_id, task.url, SITEMAP, response.status, sitemap.error,
+                        len(response.body), tuple(t for t, w in zip(tasks, won) if w))
 
     def _get(self, task: FetchTask, client: HttpClient) -> Response:
         """GET the task's URL. A redirect to another spelling of the same key (the
@@ -163,6 +195,8 @@ class PageProcessor:
             "title": None,
             "markdown": None,
             "fingerprint": None,
+            "canonical": None,
+            "duplicate_of": None,
             "fetched_at": utc_now_iso(),
             "elapsed_ms": round(response.elapsed_ms, 1) if response else None,
             "bytes": len(response.body) if response else 0,
@@ -222,9 +256,21 @@ class PageProcessor:
             edges.append((task.url, link, LINK, in_scope))
             if in_scope and follow and link != task.url:
                 claims.append(FetchTask(link, depth, task.url, (), _unless_key(sent, link)))
-        fields = {"title": page.title, "markdown": markdown,
-                  "fingerprint": markdown_fingerprint(markdown)}
-        return self._finish(task, PAGE, response, fields, edges, claims)
+        fingerprint = markdown_fingerprint(markdown)
+        fields = {"title": page.title, "markdown": markdown, "fingerprint": fingerprint,
+                  "canonical": None, "duplicate_of": None}
+        if page.canonical is not None:
+            sent = request_url(page.canonical, effective_base(response.url, page))
+            fields["canonical"] = key_of(sent) if sent is not None else None
+        if markdown:  # an exact duplicate is recorded, its Markdown not written twice
+            try:
+                first = self.table.first_content(int(fingerprint, 16), task.url)
+            except Exception:  # the table failed: keep the page; settle() reports it
+                first = None
+            if first is not None:
+                fields.update(markdown=None, duplicate_of=first)
+        done = self._finish(task, PAGE, response, fields, edges, claims)
+        return dataclasses.replace(done, duplicate=True) if fields["duplicate_of"] else done
 
     def crash(self, task: FetchTask, exc: BaseException) -> TaskDone:
         """Record an unexpected exception as a failure of ``task``; best effort."""

@@ -13,6 +13,8 @@ import collections
 import http.server
 import mimetypes
 import os
+import socket
+import struct
 import sys
 import threading
 import time
@@ -23,10 +25,12 @@ class Route:
     """A canned response: status, headers and body (bytes or str, str sent as UTF-8)."""
 
     def __init__(self, body=b"", status=200, headers=None, content_type="text/html; charset=utf-8",
-                 delay_s: float = 0.0):
+                 delay_s: float = 0.0, drip_s: float = 0.0, reset_after: int | None = None):
         self.body = body.encode("utf-8") if isinstance(body, str) else body
         self.status = status
         self.delay_s = delay_s  # seconds before the answer
+        self.drip_s = drip_s  # > 0: the body is sent one byte at a time, this far apart
+        self.reset_after = reset_after  # send this many body bytes, then a TCP reset
         self.headers = dict(headers or {})
         if content_type is not None:
             self.headers.setdefault("Content-Type", content_type)
@@ -105,6 +109,19 @@ class SiteServer:
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(route.body)))
                 self.end_headers()
+                if route.reset_after is not None:
+                    self.wfile.write(route.body[:route.reset_after])
+                    self.wfile.flush()
+                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
+                                               struct.pack("ii", 1, 0))  # close = RST
+                    self.close_connection = True
+                    return
+                if route.drip_s:
+                    for i in range(len(route.body)):
+                        self.wfile.write(route.body[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(route.drip_s)
+                    return
                 self.wfile.write(route.body)
 
         self.httpd = _QuietServer(("127.0.0.1", 0), Handler)

@@ -194,7 +194,8 @@ def test_max_depth_limits_link_distance(tmp_path):
 
 
 def test_a_page_that_breaks_nothing_else(tmp_path):
-    """Malformed HTML, an empty 200, binary bytes as text/html: recorded, crawl goes on."""
+    """Malformed HTML, an empty 200, binary bytes as text/html: recorded (the binary
+    one without Markdown), the crawl goes on."""
     with SiteServer() as server:
         server.routes.update({
             "/": page("Home", "/broken", "/empty", "/binary", "/ok"),
@@ -206,7 +207,8 @@ def test_a_page_that_breaks_nothing_else(tmp_path):
         summary, records = run_crawl(tmp_path, server.url("/"))
         hits = dict(server.hits)
     assert hits == {"/": 1, "/broken": 1, "/empty": 1, "/binary": 1, "/ok": 1, "/robots.txt": 1}
-    assert summary["pages"] == 5 and summary["failed"] == 0
+    assert (summary["pages"], summary["non_html"], summary["failed"]) == (4, 1, 0)
+    assert records[server.url("/binary")]["markdown"] is None  # binary bytes: not HTML
     assert records[server.url("/broken")]["markdown"].startswith("unclosed **bold")
     assert records[server.url("/empty")]["markdown"] == ""
 

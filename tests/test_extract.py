@@ -318,3 +318,35 @@ def test_resolve_links_sorted_and_deduplicated():
 
 def test_resolve_links_empty_page():
     assert resolve_links("https://example.com/", PageLinks()) == []
+
+
+# ------------------------------------------------ meta refresh and rel=canonical
+
+from crawler.extract import refresh_url  # noqa: E402
+
+
+@pytest.mark.parametrize("content, expected", [
+    ("0; url=/next", "/next"),
+    ("0;URL='/q'x", "/q"),
+    ('0;url = "/x" trailing', "/x"),
+    ("3, http://a/b", "http://a/b"),
+    ("0 /plain", "/plain"),
+    (" .5; url=/d", "/d"),
+    ("0; urlfoo", "urlfoo"),   # "url" without "=" is the URL itself
+    ("0; u", "u"),
+    ("5", None),               # a reload of the same page
+    ("0;url=", None),
+    ("x; url=/no", None),      # no time: not a refresh
+    ("", None),
+])
+def test_refresh_url_html_standard_steps(content, expected):
+    assert refresh_url(content) == expected
+
+
+def test_meta_refresh_is_a_link_and_canonical_is_kept_apart():
+    links = extract('<html><head><meta http-equiv="Refresh" content="2; URL=/a">'
+                    '<meta http-equiv="refresh" content="0; url=/b">'
+                    '<link rel="stylesheet" href="/s.css"><link rel="alternate CANONICAL" href="/c">'
+                    '<link rel="canonical" href="/d"></head><body><a href="/x">x</a></body></html>')
+    assert links.hrefs == ("/a", "/x") and links.canonical == "/c"
+    assert extract("<p>none</p>").canonical is None

@@ -135,3 +135,47 @@ def test_a_calendar_trap_is_stopped_by_the_query_cap_and_url_length(tmp_path):
     assert len(months) == 10 and all(v == 1 for v in hits.values())
     assert summary["skipped_by_reason"] == {"query variants": 2, "url too long": 1}
     assert summary["reconciled"]
+
+
+def _urlset(*urls: str) -> str:
+    return ('<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            + "".join(f"<url><loc>{u}</loc></url>" for u in urls) + "</urlset>")
+
+
+def test_sitemaps_from_robots_txt_seed_the_frontier_in_scope_only(tmp_path):
+    import gzip
+    with SiteServer() as server:
+        u = server.url
+        index = ('<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+                 f"<sitemap><loc>{u('/sm1.xml')}</loc></sitemap><sitemap><loc>{u('/sm2.xml.gz')}</loc></sitemap>"
+                 f"<sitemap><loc>{u('/sm1.xml')}</loc></sitemap></sitemapindex>")
+        server.routes.update({
+            "/robots.txt": Route(f"User-agent: *\nDisallow: /private\nSitemap: {u('/index.xml')}\n",
+                                 content_type="text/plain"),
+            "/": page("Home", "/a"), "/a": page("A"),
+            "/index.xml": Route(index, content_type="application/xml"),
+            "/sm1.xml": Route(_urlset(u("/orphan1"), u("/a"), "http://elsewhere.invalid/x",
+                                      u("/private/p")), content_type="application/xml"),
+            "/sm2.xml.gz": Route(gzip.compress(_urlset(u("/orphan2")).encode()),
+                                 content_type="application/gzip"),
+            "/orphan1": page("Orphan 1"), "/orphan2": page("Orphan 2"),
+        })
+        summary, records = run_crawl(tmp_path, u("/"), sitemaps=True)
+        hits = dict(server.hits)
+    assert hits == {"/robots.txt": 1, "/index.xml": 1, "/sm1.xml": 1, "/sm2.xml.gz": 1,
+                    "/": 1, "/a": 1, "/orphan1": 1, "/orphan2": 1}
+    assert sorted(records) == sorted(u(p) for p in ("/", "/a", "/orphan1", "/orphan2"))
+    assert records[u("/orphan1")]["parent"] == u("/sm1.xml") and records[u("/orphan1")]["depth"] == 0
+    assert summary["sitemaps_read"] == 3
+    assert summary["skipped_by_reason"] == {"robots.txt disallows": 1} and summary["reconciled"]
+
+
+def test_without_robots_sitemaps_the_conventional_sitemap_xml_is_read(tmp_path):
+    with SiteServer() as server:
+        server.routes.update({"/": page("Home"), "/sitemap.xml": Route(_urlset(server.url("/b")),
+                                                                       content_type="text/xml"),
+                              "/b": page("B")})
+        summary, records = run_crawl(tmp_path, server.url("/"), sitemaps=True)
+        hits = dict(server.hits)
+    assert hits == {"/robots.txt": 1, "/sitemap.xml": 1, "/": 1, "/b": 1}
+    assert summary["pages"] == 2 and summary["sitemaps_read"] == 1

@@ -306,3 +306,22 @@ def test_offered_keys_first_offer_then_forget_at_the_limit():
     assert len(offered) == 1
     assert offered.first_offer("http://h/a") is True  # forgotten: offered again
     assert OfferedKeys(limit=0).limit == 1
+
+
+def test_first_content_registers_the_first_url_and_names_it_to_the_others():
+    table = VisitedTable(4)
+    assert table.first_content(0xABCDEF, "http://h/a") is None
+    assert table.first_content(0xABCDEF, "http://h/a") is None  # the same URL again
+    assert table.first_content(0xABCDEF, "http://h/b") == "http://h/a"
+    assert table.first_content(2**64 - 1, "http://h/c") is None
+
+
+def test_first_content_through_the_manager():
+    import multiprocessing
+    manager = start_manager(multiprocessing.get_context("spawn"))
+    try:
+        table = manager.VisitedTable(8)
+        assert table.first_content(7, "http://h/a") is None
+        assert table.first_content(7, "http://h/b") == "http://h/a"
+    finally:
+        manager.shutdown()

@@ -94,7 +94,8 @@ def test_html_page_record_edges_and_discovered(make):
     [record] = h.records()
     assert set(record) == {"url", "request_url", "final_url", "status", "content_type", "depth", "parent",
                            "redirect_chain", "title", "markdown", "fingerprint", "fetched_at",
-                           "elapsed_ms", "bytes", "truncated", "attempts", "error"}
+                           "elapsed_ms", "bytes", "truncated", "attempts", "error", "canonical",
+                           "duplicate_of"}
     assert record["url"] == record["final_url"] == record["request_url"] == u("/")
     assert record["status"] == 200
     assert record["content_type"] == "text/html; charset=utf-8"
@@ -407,14 +408,15 @@ def test_markdown_fingerprint_is_xxh3_hex():
 
 
 def test_a_table_failure_after_the_record_is_written_writes_no_second_record(make, monkeypatch):
-    h = make({"/": Route("<title>T</title>")})
+    h = make({"/": Route("<title>T</title><p>text</p>")})
     u = h.site.url
     h.table.claim(u("/"))
 
-    def broken_settle(url, state, links):
+    def broken_settle(*args):
         raise BrokenPipeError("manager gone")
 
     monkeypatch.setattr(h.table, "settle", broken_settle)
+    monkeypatch.setattr(h.table, "first_content", broken_settle)  # the table is gone for all
     tasks, results = queue.Queue(), queue.Queue()
     for item in (FetchTask(u("/"), 0), STOP):
         tasks.put(item)
@@ -422,6 +424,7 @@ def test_a_table_failure_after_the_record_is_written_writes_no_second_record(mak
     done = results.get(timeout=WAIT_S)
     assert (done.outcome, done.error, done.table_failed, done.discovered) == (PAGE, None, True, ())
     assert [r["url"] for r in h.records()] == [u("/")]  # one record, the real one
+    assert h.records()[0]["markdown"] == "T\n\ntext" and h.records()[0]["error"] is None
 
 
 def _links_page(*paths: str) -> str:
