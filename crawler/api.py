@@ -131,9 +131,12 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
 
 #: Skip reason of in-scope links of recorded pages that an abort left unclaimed.
 NEVER_CLAIMED = "aborted: linked from a recorded page, never claimed"
+#: Skip reason of links won by a page whose fetcher died before it reported them.
+LOST_WITH_FETCHER = "claimed by a fetcher that died before reporting it"
 
 
-def never_claimed(config: CrawlConfig, graph: LinkGraph, tree, dispatcher: Dispatcher) -> list:
+def never_claimed(config: CrawlConfig, graph: LinkGraph, tree, dispatcher: Dispatcher,
+                  reason: str = NEVER_CLAIMED) -> list:
     """After an abort: in-scope link targets of recorded pages that are neither recorded
     nor listed as skipped (the visited table failed before their claim, or the fetcher
     died before it reported them), within ``max_depth`` by tree depth.
@@ -149,7 +152,7 @@ def never_claimed(config: CrawlConfig, graph: LinkGraph, tree, dispatcher: Dispa
         depth = depth_of[source] + 1
         if config.max_depth is None or depth <= config.max_depth:
             found.setdefault(target, (depth, source))
-    return [(url, depth, parent, NEVER_CLAIMED) for url, (depth, parent) in sorted(found.items())]
+    return [(url, depth, parent, reason) for url, (depth, parent) in sorted(found.items())]
 
 
 def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | None,
@@ -174,6 +177,16 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
     skipped = [(t.url, t.depth, t.parent, reason) for t, reason in dispatcher.skipped]
     if aborted is not None:
         skipped += never_claimed(config, graph, tree, dispatcher)
+    elif dispatcher.deaths:  # a fetcher that died after settling a page took its won links
+        lost = never_claimed(config, graph, tree, dispatcher, LOST_WITH_FETCHER)
+        skipped += lost
+        try:
+            for url, *_ in lost:
+                if dispatcher.table.state(url) == "in_flight":
+                    dispatcher.table.mark(url, "skipped")
+            states = dispatcher.table.counts() if lost and states is not None else states
+        except Exception:  # the table is gone: the rows are listed all the same
+            log.warning("could not mark URLs lost with a fetcher as skipped")
     with open(os.path.join(out, "skipped.tsv"), "w", encoding="utf-8") as f:
         f.write("url\tdepth\tparent\treason\n")
         for url, depth, parent, reason in skipped:
@@ -205,6 +218,7 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "robots_fetches": dispatcher.robots_fetches,
         "sitemaps_read": dispatcher.sitemaps_read,
         "retries": dispatcher.retries_scheduled,
+        "fetcher_deaths": dispatcher.deaths,
         "stopped": str(aborted) if aborted is not None else dispatcher.stop_reason,
         "edges": edge_count,
         "body_bytes": c.body_bytes,

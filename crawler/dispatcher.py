@@ -54,8 +54,9 @@ from crawler.errors import CrawlerError, FetcherDied, ManagerDied
 from crawler.fetch import DEFAULT_USER_AGENT
 from crawler.frontier import MemoryFrontier
 from crawler.config import MAX_SITEMAP_LEVELS, MAX_SITEMAPS
+from crawler.messages import FAILED, PAGE
 from crawler.messages import (
-    DEFERRED, KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, REDIRECT, RETRY, ROBOTS, SITEMAP, STOP,
+    DEFERRED, KIND_FAIL, KIND_PAGE, KIND_ROBOTS, MAX_CRASHES, KIND_SITEMAP, REDIRECT, RETRY, ROBOTS, SITEMAP, STOP,
     FetchTask, TaskDone)
 from crawler.politeness import Politeness
 from crawler.retry import backoff_s
@@ -74,6 +75,8 @@ UNQUEUE_WAIT_S = 0.2
 IN_FLIGHT = " (in flight)"
 #: Seconds given to the fetchers to exit after STOP before they are killed.
 JOIN_TIMEOUT_S = 10.0
+#: More fetcher deaths than this in one crawl stop it (something kills every fetcher).
+MAX_DEATHS = 20
 
 
 class Dispatcher:
@@ -93,7 +96,16 @@ class Dispatcher:
         self.table = table
         self.manager = manager
         self.frontier = frontier if frontier is not None else MemoryFrontier()
-        self.tasks = ctx.Queue(config.task_queue_size)
+        # One bounded task queue per fetcher (together the backpressure valve): a fetcher
+        # killed while waiting in get() holds its queue's lock for ever, so a shared
+        # queue would hang every other fetcher; a private one dies with its fetcher.
+        self.task_queues: dict[int, object] = {}
+        self._queue_bound = max(1, -(-config.task_queue_size // config.workers))
+        self.owner: dict[tuple[str, str], tuple[int, FetchTask]] = {}  # (kind, url) -> holder
+        self.load: dict[int, int] = {}  # fetcher id -> tasks given and not reported
+        self.crashes: dict[str, int] = {}  # url -> fetchers that died holding it
+        self.deaths = 0
+        self.orphaned_results: list[FetchTask] = []  # recorded by a fetcher that then died
         self.seed_keys = config.seed_keys
         self.result_pipes: dict[int, object] = {}  # fetcher id -> read end of its pipe
         self.counters = CrawlCounters()
@@ -172,15 +184,18 @@ class Dispatcher:
         worker_id = self._next_worker_id
         self._next_worker_id += 1
         reader, writer = self.ctx.Pipe(duplex=False)
+        tasks = self.ctx.Queue(self._queue_bound)
         process = self.ctx.Process(
             target=fetcher_main, name=f"crawler-fetcher-{worker_id}",
-            args=(worker_id, self.config, self.tasks, writer, self.table),
+            args=(worker_id, self.config, tasks, writer, self.table),
             daemon=True)  # if this process dies, multiprocessing's exit hook ends them
         process.start()
         self.monitor.set_role(process.pid, "fetcher")
         writer.close()  # the fetcher holds the only write end: its death is an EOF here
         self.fetchers[worker_id] = process
         self.result_pipes[worker_id] = reader
+        self.task_queues[worker_id] = tasks
+        self.load[worker_id] = 0
 
     def _receive(self, timeout: float, strict: bool = True) -> list[TaskDone]:
         """The results ready within ``timeout`` seconds, from every fetcher's pipe.
@@ -199,9 +214,10 @@ class Dispatcher:
                 del self.result_pipes[worker_id]
                 reader.close()
                 if strict:
-                    process = self.fetchers[worker_id]
-                    process.join(JOIN_TIMEOUT_S / 10)
-                    raise FetcherDied(f"fetcher {worker_id} died (exit code {process.exitcode})")
+                    for message in messages:  # what it sent before dying counts first
+                        self._handle(message)
+                    messages = []
+                    self._fetcher_died(worker_id)
         return messages
 
     def _shutdown(self) -> None:
@@ -210,11 +226,14 @@ class Dispatcher:
         the whole process group reaches only the dispatcher's warm stop)."""
         live = [p for p in self.fetchers.values() if p.is_alive()]
         if not self._cold:
-            for _ in range(len(live) * self.config.threads):
-                try:
-                    self.tasks.put(STOP, timeout=JOIN_TIMEOUT_S)
-                except queue.Full:
-                    break
+            for worker_id, process in self.fetchers.items():
+                if not process.is_alive():
+                    continue
+                for _ in range(self.config.threads):
+                    try:
+                        self.task_queues[worker_id].put(STOP, timeout=JOIN_TIMEOUT_S)
+                    except queue.Full:
+                        break
             deadline = time.monotonic() + JOIN_TIMEOUT_S
             for process in live:
                 process.join(max(0.0, deadline - time.monotonic()))
@@ -224,8 +243,9 @@ class Dispatcher:
                     log.warning("fetcher %s did not stop; killing it", process.name)
                 process.kill()
                 process.join()
-        self.tasks.close()
-        self.tasks.cancel_join_thread()  # every reader is gone; never wait on the feeder
+        for tasks in self.task_queues.values():
+            tasks.close()
+            tasks.cancel_join_thread()  # every reader is gone; never wait on the feeder
         for reader in self.result_pipes.values():
             reader.close()
         self.result_pipes.clear()
@@ -259,10 +279,12 @@ class Dispatcher:
             self._wake(self._retry_heap[0][0])
         capacity = self.config.task_queue_size + self.config.workers * self.config.threads
         while self._busy() < capacity and self._may_dispatch():
+            if self._least_loaded() is None:
+                break
             task = self._next_task(now)
             if task is None:
                 break
-            self.tasks.put(task)  # never blocks for long: in flight <= bound + threads
+            self._put(task)
             self.politeness.dispatched(origin_of(task.url), now)
             if task.kind == KIND_SITEMAP:
                 self.sitemaps_in_flight[task.url] = task
@@ -298,15 +320,94 @@ class Dispatcher:
                 if self.politeness.allowed(origin, task.url):
                     self._rr = (self._rr + i + 1) % max(1, len(origins))
                     return task
-                if task.kind == KIND_PAGE:
+                if task.kind in (KIND_PAGE, KIND_FAIL):
                     self._skip(task, host.robots.describe() if host.robots else "robots.txt")
                 else:
                     log.info("sitemap %s: disallowed by robots.txt", task.url)
         return None
 
+    def _least_loaded(self) -> int | None:
+        """The live fetcher with the fewest tasks given and not reported, if it can take
+        one more (its queue bound plus its threads), else ``None``."""
+        cap = self._queue_bound + self.config.threads
+        best = min(self.task_queues, key=self.load.__getitem__, default=None)
+        return best if best is not None and self.load[best] < cap else None
+
+    def _put(self, task: FetchTask) -> None:
+        """Give ``task`` to the least loaded fetcher (never blocks for long: a fetcher
+        holds at most its queue bound plus its threads)."""
+        worker_id = self._least_loaded()
+        if worker_id is None:  # every fetcher full: the least loaded one, blocking briefly
+            worker_id = min(self.task_queues, key=self.load.__getitem__)
+        self.task_queues[worker_id].put(task)
+        self.owner[(task.kind, task.url)] = (worker_id, task)
+        self.load[worker_id] += 1
+
+    def _release(self, kind: str, url: str) -> None:
+        holder = self.owner.pop((kind, url), None)
+        if holder is not None and holder[0] in self.load:
+            self.load[holder[0]] -= 1
+
+    def _fetcher_died(self, worker_id: int) -> None:
+        """A fetcher died (killed, out of memory): the tasks it held go back to the
+        frontier (a URL whose fetch already ended in the table is not fetched again), a
+        URL held by :data:`MAX_CRASHES` dying fetchers is failed with the reason, and a
+        new fetcher takes its place.
+
+        Raises:
+            FetcherDied: more than :data:`MAX_DEATHS` fetchers died in this crawl.
+        """
+        process = self.fetchers.pop(worker_id)
+        process.join(JOIN_TIMEOUT_S / 10)
+        reader = self.result_pipes.pop(worker_id, None)
+        if reader is not None:  # complete messages sent before it died come first
+            try:
+                while reader.poll(0):
+                    self._handle(reader.recv())
+            except (EOFError, OSError):
+                pass
+            reader.close()
+        tasks = self.task_queues.pop(worker_id)
+        tasks.cancel_join_thread()
+        tasks.close()
+        self.load.pop(worker_id, None)
+        self.deaths += 1
+        if self.deaths > MAX_DEATHS:
+            raise FetcherDied(f"fetcher {worker_id} died (exit code {process.exitcode}); "
+                              f"{self.deaths} fetchers died in this crawl")
+        now = time.monotonic()
+        held = [(key, task) for key, (wid, task) in self.owner.items() if wid == worker_id]
+        for key, task in held:
+            del self.owner[key]
+            self.politeness.finished(origin_of(task.url), now)
+            if task.kind == KIND_ROBOTS:
+                self.robots_in_flight.pop(task.url, None)
+                self.politeness.robots_retry(task.url, now)
+                continue
+            if task.kind == KIND_SITEMAP:
+                self.sitemaps_in_flight.pop(task.url, None)
+                self.frontier.push(task)
+                continue
+            self.in_flight.pop(task.url, None)
+            self.dispatched -= 1
+            state = self.table.state(task.url)
+            if state in ("visited", "failed"):  # recorded; only its result was lost
+                self.fetched.add(task.url)
+                self.orphaned_results.append(task)
+                self.counters.add(TaskDone(worker_id, task.url, PAGE if state == "visited" else FAILED,
+                                           error=None if state == "visited" else "result lost"))
+                continue
+            crashes = self.crashes[task.url] = self.crashes.get(task.url, 0) + 1
+            if crashes >= MAX_CRASHES:
+                task = dataclasses.replace(task, kind=KIND_FAIL)
+            self.frontier.push(task)
+        log.warning("fetcher %d died (exit code %s); %d task(s) it held go back to the frontier; "
+                    "a new fetcher takes its place", worker_id, process.exitcode, len(held))
+        self._start_fetcher()
+
     def _dispatch_robots(self, origin: str, now: float) -> None:
         task = FetchTask(origin, 0, kind=KIND_ROBOTS)
-        self.tasks.put(task)
+        self._put(task)
         self.robots_in_flight[origin] = task
         self.politeness.robots_fetching(origin)
         self.politeness.dispatched(origin, now)
@@ -360,11 +461,16 @@ class Dispatcher:
         a retry goes back to wait its turn."""
         now = time.monotonic()
         if message.outcome == ROBOTS:
+            self._release(KIND_ROBOTS, message.url)
             self._handle_robots(message, now)
             return
         if message.outcome == SITEMAP:
+            self._release(KIND_SITEMAP, message.url)
             self._handle_sitemap(message, now)
             return
+        holder = self.owner.get((KIND_PAGE, message.url)) or self.owner.get((KIND_FAIL, message.url))
+        if holder is not None:
+            self._release(holder[1].kind, message.url)
         task = self.in_flight.pop(message.url, None)
         if message.outcome == RETRY:
             self._schedule_retry(task, message, now)
@@ -450,20 +556,25 @@ class Dispatcher:
         queue's lock or have taken tasks with it, so the crawl cannot go on safely)."""
         if self.manager is not None and not self.manager._process.is_alive():
             raise ManagerDied("the visited-table manager process died")
-        for worker_id, process in self.fetchers.items():
+        for worker_id, process in list(self.fetchers.items()):
             if process.exitcode is not None:
-                raise FetcherDied(f"fetcher {worker_id} died (exit code {process.exitcode})")
+                self._fetcher_died(worker_id)
 
     def _unqueue(self) -> None:
-        """Warm stop: take back the tasks still waiting in the queue (no fetcher started
+        """Warm stop: take back the tasks still waiting in the queues (no fetcher started
         them), so only fetches already under way are finished."""
         self._unqueued = True
+        for tasks in list(self.task_queues.values()):
+            self._unqueue_from(tasks)
+
+    def _unqueue_from(self, tasks) -> None:
         while True:
             try:
-                task = self.tasks.get(timeout=UNQUEUE_WAIT_S)
+                task = tasks.get(timeout=UNQUEUE_WAIT_S)
             except queue.Empty:
                 return
             now = time.monotonic()
+            self._release(task.kind, task.url)
             if task.kind == KIND_ROBOTS:
                 self.robots_in_flight.pop(task.url, None)
                 self.politeness.finished(task.url, now)
@@ -504,7 +615,7 @@ class Dispatcher:
         """
         while self._retry_heap:
             self.frontier.push(heapq.heappop(self._retry_heap)[2])
-        tasks = [task for task in self.frontier.drain() if task.kind == KIND_PAGE]  # claimed ones
+        tasks = [task for task in self.frontier.drain() if task.kind in (KIND_PAGE, KIND_FAIL)]  # claimed
         self.skipped.extend((task, reason) for task in tasks)
         self._flush_skips()
         for start in range(0, len(tasks), 1000):

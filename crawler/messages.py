@@ -34,8 +34,11 @@ ROBOTS = "robots"
 #: are in TaskDone.discovered, the child sitemaps of an index in TaskDone.sitemaps.
 SITEMAP = "sitemap"
 
-#: FetchTask kinds.
-KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP = "page", "robots", "sitemap"
+#: FetchTask kinds. KIND_FAIL: a claimed URL held by MAX_CRASHES fetchers that died;
+#: the fetcher records it failed with CRASHED, without requesting it.
+KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, KIND_FAIL = "page", "robots", "sitemap", "fail"
+MAX_CRASHES = 3
+CRASHED = f"fetcher process died while fetching it ({MAX_CRASHES} times)"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

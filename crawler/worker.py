@@ -28,7 +28,7 @@ from crawler.fetch import FetchError, HttpClient, Response
 from crawler.graph import LINK, REDIRECT as REDIRECT_EDGE
 from crawler.markdown import to_markdown
 from crawler.messages import (
-    DEFERRED, FAILED, KIND_ROBOTS, KIND_SITEMAP, NON_HTML, PAGE, REDIRECT, RETRY, ROBOTS, SITEMAP,
+    CRASHED, DEFERRED, FAILED, KIND_FAIL, KIND_ROBOTS, KIND_SITEMAP, NON_HTML, PAGE, REDIRECT, RETRY, ROBOTS, SITEMAP,
     STOP, FetchTask, TaskDone)
 from crawler.retry import is_transient, parse_retry_after
 from crawler.robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, origin_of, robots_url
@@ -94,6 +94,8 @@ class PageProcessor:
             return self._robots(task, client)
         if task.kind == KIND_SITEMAP:
             return self._sitemap(task, client)
+        if task.kind == KIND_FAIL:
+            return self._fail(task, CRASHED, None)
         origin = origin_of(task.url)
         wait = self.paused.get(origin, 0.0) - time.monotonic()
         if wait > 0:

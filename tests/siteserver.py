@@ -74,6 +74,7 @@ class SiteServer:
         self.concurrent = 0
         self.max_concurrent = 0
         self._lock = threading.Lock()
+        self._local = threading.local()  # per request thread: the client's address
         server = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
@@ -97,6 +98,7 @@ class SiteServer:
                         server.concurrent -= 1
 
             def _answer(self):
+                server._local.client = self.client_address
                 route = server.lookup(self.path)
                 if isinstance(route, Sequence):
                     route = route.next()
@@ -147,6 +149,10 @@ class SiteServer:
             ctype = "text/html; charset=utf-8"
         with open(full, "rb") as f:
             return Route(f.read(), 200, content_type=ctype)
+
+    def current_client_port(self) -> int:
+        """The client's TCP port of the request being answered (call from ``lookup``)."""
+        return self._local.client[1]
 
     def url(self, path: str = "/") -> str:
         return self.base + path

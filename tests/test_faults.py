@@ -17,6 +17,7 @@ import time
 import psutil
 import pytest
 
+from crawlutil import read_records
 from siteserver import Route, SiteServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -65,7 +66,28 @@ def read_summary(out) -> dict:
         return json.load(f)
 
 
-@pytest.mark.parametrize("victim", ["fetcher", "manager"])
+def test_a_killed_fetcher_is_replaced_and_the_crawl_completes_with_every_page(tmp_path):
+    out = tmp_path / "out"
+    with SlowSite(200, 0.02, hits_wanted=30) as site:
+        proc = start_crawl(site, out, "--quiet")
+        assert site.hit_event.wait(DEADLINE_S)
+        kids = children_by_age(proc)
+        assert len(kids) == 3  # the manager and two fetchers
+        kids[-1].kill()
+        code, stdout, err = finish(proc)
+        hits = dict(site.hits)
+    assert code == 0, err
+    summary = read_summary(out)
+    records = read_records(str(out))
+    assert sorted(records) == sorted(site.url(f"/{i}") for i in range(200))
+    assert summary["fetcher_deaths"] == 1 and summary["reconciled"] is True
+    assert summary["pages"] + summary.get("failed", 0) == 200
+    # at most the tasks the dead fetcher held are requested twice (queue bound + threads)
+    assert sum(n - 1 for n in hits.values()) <= 2 * 2 + 2 + 1
+    assert not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in kids)
+
+
+@pytest.mark.parametrize("victim", ["manager"])
 def test_a_killed_child_stops_the_crawl_with_one_line_and_no_orphans(tmp_path, victim):
     out = tmp_path / "out"
     with SlowSite(200, 0.05, hits_wanted=10) as site:
@@ -167,3 +189,34 @@ def test_sigterm_to_the_whole_process_group_is_a_warm_stop(tmp_path):
     assert code == 0, err
     summary = read_summary(out)
     assert summary["stopped"] == "interrupted" and summary["reconciled"] is True
+
+
+class PoisonSite(SiteServer):
+    """``/poison`` kills the process that requested it (found by the client's port)."""
+
+    def lookup(self, target):
+        if target == "/poison":
+            port = self.current_client_port()
+            for conn in psutil.net_connections("tcp"):
+                if conn.laddr and conn.laddr.port == port and conn.pid and conn.pid != os.getpid():
+                    os.kill(conn.pid, signal.SIGKILL)
+            time.sleep(0.5)
+        return super().lookup(target)
+
+
+def test_a_url_that_keeps_killing_fetchers_is_failed_with_the_reason(tmp_path):
+    out = tmp_path / "out"
+    pages = {"/0": Route('<a href="/poison">p</a><a href="/a">a</a>'), "/a": Route("<p>a</p>"),
+             "/poison": Route("<p>never seen</p>")}
+    with PoisonSite(pages) as site:
+        proc = start_crawl(site, out, "--quiet", "--retries", "0")
+        code, _, err = finish(proc)
+        hits = dict(site.hits)
+    assert code == 0, err
+    assert hits == {"/robots.txt": 1, "/0": 1, "/a": 1, "/poison": 3}
+    records = read_records(str(out))
+    poison = records[site.url("/poison")]
+    assert poison["error"] == "fetcher process died while fetching it (3 times)"
+    summary = read_summary(out)
+    assert (summary["fetcher_deaths"], summary["pages"], summary["failed"]) == (3, 2, 1)
+    assert summary["reconciled"] is True
