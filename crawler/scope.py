@@ -27,6 +27,10 @@ def site_of(url: str) -> str:
     Normalized URLs carry no default port, so http and https of one host on their
     default ports share a site.
     """
+    scheme, sep, rest = url.partition("://")
+    if sep and scheme in ("http", "https"):  # normalized: no need to parse it all
+        netloc = rest.split("/", 1)[0].split("?", 1)[0].split("#", 1)[0]
+        return netloc.rpartition("@")[2].lower()
     netloc = urllib.parse.urlsplit(url).netloc
     return netloc.rpartition("@")[2].lower()
 

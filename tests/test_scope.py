@@ -133,3 +133,21 @@ def test_from_config():
     assert "http://docs.example.org/keep" in scope
     assert "http://127.0.0.1:8000/keep/no" not in scope
     assert "http://127.0.0.1:8000/other" not in scope
+
+
+def test_site_of_fast_path_agrees_with_urlsplit_on_normalized_urls():
+    import random
+    import urllib.parse
+
+    from crawler.urlnorm import normalize
+    rng = random.Random(3)
+    parts = ["http://", "https://", "HTTP://", "u:p@", "Ex.ORG", "[::1]", ":8080", ":80", "/", "a",
+             "?", "#", "q=1", "%41", "é", "@", ":"]
+    checked = 0
+    for _ in range(20000):
+        url = normalize("".join(rng.choice(parts) for _ in range(rng.randint(2, 9))))
+        if url is None:
+            continue
+        checked += 1
+        assert site_of(url) == urllib.parse.urlsplit(url).netloc.rpartition("@")[2].lower(), url
+    assert checked > 1000
