@@ -29,14 +29,18 @@ crawl: $(STAMP)
 test: $(STAMP)
 	$(PY) -m pytest
 
-# Benchmarks (nginx from Debian: apt-get install nginx-light). BENCH_QUICK=1: one round.
+# Benchmarks (nginx from Debian: apt-get install nginx-light). BENCH_QUICK=1: each part once.
+# Figures go to stdout and bench/results/*.json (memory also as a PNG).
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
-	$(PY) bench/page_work.py
-	$(PY) bench/visited_table.py
-	$(PY) bench/slow_server.py
-	$(PY) bench/realsite.py
-	$(PY) bench/memory.py
+	@started=$$(date +%s); \
+	$(PY) bench/page_work.py && \
+	$(PY) bench/visited_table.py && \
+	$(PY) bench/slow_server.py && \
+	$(PY) bench/realsite.py && \
+	$(PY) bench/profile_crawl.py && \
+	$(PY) bench/memory.py && \
+	echo "make bench: $$(( $$(date +%s) - started )) s"
 
 clean:
 	rm -rf $(VENV) *.egg-info .pytest_cache .hypothesis

@@ -2,6 +2,7 @@
 
 Usage:
     .venv/bin/python bench/page_work.py [--root /usr/share/doc/python3.11/html] [--rounds 3]
+    (BENCH_QUICK=1: one round; results also in bench/results/page_work.json)
 
 Reads every ``.html`` file under ``--root`` into memory first, then times (process CPU,
 best of ``--rounds``) each step the fetcher runs on a page: decode, link extraction
@@ -46,7 +47,7 @@ def best_ms_per_page(fn, items, rounds: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default="/usr/share/doc/python3.11/html")
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=1 if os.environ.get("BENCH_QUICK") else 3)
     args = parser.parse_args()
     files = sorted(os.path.join(d, f) for d, _, fs in os.walk(args.root, followlinks=True)
                    for f in fs if f.endswith(".html"))
@@ -86,6 +87,15 @@ def main() -> int:
     for name, value in rows.items():
         print(f"  {name:<42} {value:8.2f}")
     print(f"  {'total page work':<42} {total:8.2f}")
+    cores = len(os.sched_getaffinity(0))
+    print(f"  limit on {cores} cores: {cores} / {total:.2f} ms = {1000 * cores / total:.1f} pages/s")
+    results = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+    os.makedirs(results, exist_ok=True)
+    with open(os.path.join(results, "page_work.json"), "w") as f:
+        json.dump({"root": args.root, "pages": len(files), "rounds": args.rounds,
+                   "ms_per_page": {k: round(v, 3) for k, v in rows.items()},
+                   "total_ms_per_page": round(total, 3), "cores": cores,
+                   "limit_pages_per_s": round(1000 * cores / total, 1)}, f, indent=1)
     return 0
 
 
