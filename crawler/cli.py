@@ -136,6 +136,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         retries=args.retries, max_retry_wait_s=args.max_retry_wait,
         max_url_length=args.max_url_length, max_query_variants=args.max_query_variants,
         sitemaps=args.sitemaps,
+        progress="off" if args.quiet else "bar" if sys.stderr.isatty() else "log",
     ).validated()
 
 
@@ -153,6 +154,7 @@ def main(argv=None) -> int:
 
 def _main(argv, signals: StopOnSignal) -> int:
     from crawler.api import crawl  # imported here so --help stays fast
+    from crawler.progress import summary_table
 
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.INFO,
@@ -165,6 +167,8 @@ def _main(argv, signals: StopOnSignal) -> int:
         return EXIT_ERROR
     keys = ("pages", "non_html", "redirects", "failed", "skipped", "claimed", "wall_s",
             "pages_per_s", "peak_rss_bytes", "reconciled")
+    if not args.quiet:
+        print(summary_table(summary), file=sys.stderr)
     print(json.dumps({k: summary[k] for k in keys}))
     print(f"output: {config.out_dir}")
     return EXIT_OK

@@ -71,6 +71,8 @@ class CrawlConfig:
         start_method: multiprocessing start method (fork, spawn, forkserver) or ``None``
             for the platform default.
         progress_interval_s: seconds between progress log lines.
+        progress: ``"log"`` (a log line every ``progress_interval_s``), ``"bar"`` (a
+            live tqdm bar: the command line's choice on a terminal) or ``"off"``.
         obey_robots: fetch and honour each origin's robots.txt (RFC 9309) before any
             page of it; ``False`` is ``--ignore-robots``.
         per_host: most requests in flight to one origin (Scrapy's default is 8 too).
@@ -112,6 +114,7 @@ class CrawlConfig:
     shards: int = DEFAULT_SHARDS
     start_method: str | None = None
     progress_interval_s: float = 5.0
+    progress: str = "log"
     obey_robots: bool = True
     per_host: int = 8
     delay_s: float = 0.0
@@ -167,6 +170,8 @@ class CrawlConfig:
                 raise ConfigError(f"{name} must be more than 0 and at most {MAX_TIMEOUT_S:g} s")
         if self.shards < 1 or self.shards & (self.shards - 1) or self.shards > MAX_SHARDS:
             raise ConfigError(f"--shards must be a power of two up to {MAX_SHARDS}, got {self.shards}")
+        if self.progress not in ("log", "bar", "off"):
+            raise ConfigError(f"unknown progress display {self.progress!r}")
         if self.start_method not in (None, "fork", "spawn", "forkserver"):
             raise ConfigError(f"unknown start method {self.start_method!r}")
         for pattern in self.include + self.exclude:

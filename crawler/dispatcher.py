@@ -59,6 +59,7 @@ from crawler.messages import (
     DEFERRED, KIND_FAIL, KIND_PAGE, KIND_ROBOTS, MAX_CRASHES, KIND_SITEMAP, REDIRECT, RETRY, ROBOTS, SITEMAP, STOP,
     FetchTask, TaskDone)
 from crawler.politeness import Politeness
+from crawler.progress import Progress, ProgressStats
 from crawler.retry import backoff_s
 from crawler.robots import RobotsRules, origin_of
 from crawler.sitemaps import sitemap_candidates
@@ -125,7 +126,8 @@ class Dispatcher:
         self._next_liveness_check = 0.0
         self._next_worker_id = 0
         self._started_at = time.monotonic()
-        self._next_progress = self._started_at + config.progress_interval_s
+        self.display = Progress(config.progress, config.max_pages, config.progress_interval_s)
+        self._next_progress = self._started_at + self.display.interval_s
         self.politeness = Politeness(config.per_host, config.delay_s, config.max_crawl_delay_s,
                                      config.user_agent or DEFAULT_USER_AGENT, config.obey_robots)
         self.robots_in_flight: dict[str, FetchTask] = {}  # origin -> its robots.txt task
@@ -168,6 +170,10 @@ class Dispatcher:
             self._abandon(f"aborted: {exc}" if isinstance(exc, CrawlerError) else "aborted")
             raise
         finally:
+            if self.display.mode == "bar":
+                self._next_progress = 0.0  # the bar's last state: the final counts
+                self._progress()
+            self.display.close()
             self._shutdown()
 
     def start(self) -> None:
@@ -625,10 +631,8 @@ class Dispatcher:
         now = time.monotonic()
         if now < self._next_progress:
             return
-        self._next_progress = now + self.config.progress_interval_s
+        self._next_progress = now + self.display.interval_s
         rss = self.monitor.sample()
-        elapsed = max(now - self._started_at, 1e-9)
         c = self.counters
-        log.info("done %d (pages %d, failed %d) | frontier %d | in flight %d | "
-                 "%.1f URLs/s | memory %.0f MiB", c.done, c.outcomes["page"], c.failed,
-                 len(self.frontier), len(self.in_flight), c.done / elapsed, rss / 2**20)
+        self.display.update(ProgressStats(c.done, c.outcomes["page"], c.failed, len(self.frontier),
+                                          len(self.in_flight), rss, now - self._started_at))
