@@ -26,6 +26,8 @@ from crawler.graph import LinkGraph, write_tree
 from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
 from crawler.signals import StopOnSignal, signals_deferred
 from crawler.visited import start_manager
+from crawler import resume
+from crawler.state import FAILED as FAILED_STATE, VISITED as VISITED_STATE, DiskFrontier, StateStore
 
 log = logging.getLogger("crawler")
 
@@ -89,11 +91,21 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
     ctx = multiprocessing.get_context(config.start_method)
     started = time.monotonic()
     manager = None
+    if config.restart:
+        resume.remove_outputs(config.out_dir)
+    store = StateStore.open(config.out_dir)
     try:
         with signals_deferred(ctx.get_start_method()):  # a Ctrl-C waits for the children to boot
             manager = start_manager(ctx)
             table = manager.VisitedTable(config.shards)
-            dispatcher = Dispatcher(config, ctx, table, manager)
+            report = resume.prepare(config, store, table)
+            dispatcher = Dispatcher(config, ctx, table, manager, DiskFrontier(store), store)
+            if report["resumed"]:
+                dispatcher.counters.restore(store)
+                log.info("resuming the crawl in %s: %d URLs were in flight (%d of them recorded, "
+                         "%d links recovered), %d bytes of partial lines cut", config.out_dir,
+                         report["in_flight"], report["recorded_unreported"],
+                         report["links_recovered"], report["bytes_cut"])
             signals.attach(dispatcher.request_stop)
             dispatcher.start()
         aborted: CrawlerError | None = None
@@ -113,6 +125,7 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
     finally:
         if manager is not None:
             manager.shutdown()
+        store.close()
     if isinstance(aborted, Aborted):
         raise KeyboardInterrupt(f"{aborted}; outputs in {config.out_dir}")
     if aborted is not None:
@@ -171,10 +184,17 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
     # A URL in flight at an abort whose edges are on disk was processed: its result
     # was lost, not its record (a record's edges are written just before it).
     in_flight = [task for task, reason in dispatcher.skipped if reason.endswith(IN_FLIGHT)]
+    if dispatcher.store is not None:  # every run's, not kept in memory while crawling
+        dispatcher.fetched = set(dispatcher.store.urls_in(VISITED_STATE, FAILED_STATE))
+        dispatcher.redirected = set(dispatcher.store.urls_with_reason(VISITED_STATE, "redirect"))
     processed = dispatcher.fetched | {task.url for task in in_flight if graph.has_source(task.url)}
     tree = graph.tree(config.seed_keys, processed)
     write_tree(tree, os.path.join(out, "tree.txt"))
-    skipped = [(t.url, t.depth, t.parent, reason) for t, reason in dispatcher.skipped]
+    if dispatcher.store is not None:  # every run's skips, then what this run left
+        skipped = list(dispatcher.store.skipped_rows())
+        skipped += [(t.url, t.depth, t.parent, reason) for t, reason in dispatcher.unfinished]
+    else:
+        skipped = [(t.url, t.depth, t.parent, reason) for t, reason in dispatcher.skipped]
     if aborted is not None:
         skipped += never_claimed(config, graph, tree, dispatcher)
     elif dispatcher.deaths:  # a fetcher that died after settling a page took its won links

@@ -110,6 +110,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sitemaps", action="store_true",
                    help="also start from the seed hosts' sitemaps (robots.txt Sitemap: lines, "
                         "else /sitemap.xml; gzip and indexes read), in scope only")
+    p.add_argument("--max-memory", type=_positive_int, default=None, metavar="MIB",
+                   help="slow down (one request at a time) while all processes together use "
+                        "more than this many MiB (default: no limit)")
+    p.add_argument("--restart", action="store_true",
+                   help="delete the outputs and state already in --out and start over "
+                        "(default: resume the crawl found there)")
     p.add_argument("--quiet", action="store_true", help="no progress lines, only errors")
     p.add_argument("--version", action="version", version=f"crawler {__version__}")
     return p
@@ -135,7 +141,8 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         obey_robots=not args.ignore_robots, per_host=args.per_host, delay_s=args.delay,
         retries=args.retries, max_retry_wait_s=args.max_retry_wait,
         max_url_length=args.max_url_length, max_query_variants=args.max_query_variants,
-        sitemaps=args.sitemaps,
+        sitemaps=args.sitemaps, restart=args.restart,
+        max_memory_bytes=args.max_memory * 2**20 if args.max_memory else None,
         progress="off" if args.quiet else "bar" if sys.stderr.isatty() else "log",
     ).validated()
 
@@ -169,6 +176,9 @@ def _main(argv, signals: StopOnSignal) -> int:
             "pages_per_s", "peak_rss_bytes", "reconciled")
     if not args.quiet:
         print(summary_table(summary), file=sys.stderr)
+    if summary["stopped"]:
+        print(f"crawler: stopped ({summary['stopped']}); run the same command again to resume",
+              file=sys.stderr)
     print(json.dumps({k: summary[k] for k in keys}))
     print(f"output: {config.out_dir}")
     return EXIT_OK

@@ -90,6 +90,11 @@ class CrawlConfig:
             ``Sitemap:`` lines, else ``/sitemap.xml``; indexes followed up to
             :data:`MAX_SITEMAP_LEVELS` levels, at most :data:`MAX_SITEMAPS` sitemaps), in
             scope only.
+        max_memory_bytes: resident memory of the whole process tree (psutil) above
+            which the dispatcher slows down to one task in flight; ``None``: no limit.
+        restart: delete this crawler's outputs and state in ``out_dir`` and start over
+            (without it, a crawl whose ``out_dir`` holds a stopped crawl of the same
+            seeds and scope resumes it; other seeds or scope are a ConfigError).
         max_query_variants: most URLs with a query per path (scheme, host and path):
             further ones are skipped (a calendar's endless ``?month=`` links); ``None``:
             unlimited.
@@ -126,6 +131,8 @@ class CrawlConfig:
     max_url_length: int = 2048
     max_query_variants: int | None = 1000
     sitemaps: bool = False
+    restart: bool = False
+    max_memory_bytes: int | None = None
 
     @property
     def seed_keys(self) -> tuple[str, ...]:
@@ -149,6 +156,7 @@ class CrawlConfig:
                           ("max_redirects", MAX_REDIRECTS), ("queue_size", MAX_QUEUE_SIZE),
                           ("max_pages", None), ("max_body_bytes", MAX_BODY_BYTES),
                           ("per_host", MAX_THREADS), ("max_url_length", None),
+                          ("max_memory_bytes", None),
                           ("max_query_variants", None)):
             value = getattr(self, name)
             flag = "--max-bytes" if name == "max_body_bytes" else f"--{name.replace('_', '-')}"

@@ -63,6 +63,8 @@ from crawler.progress import Progress, ProgressStats
 from crawler.retry import backoff_s
 from crawler.robots import RobotsRules, origin_of
 from crawler.sitemaps import sitemap_candidates
+from crawler.state import FAILED as FAILED_STATE, IN_FLIGHT as IN_FLIGHT_STATE
+from crawler.state import SKIPPED as SKIPPED_STATE, VISITED as VISITED_STATE
 from crawler.stats import CrawlCounters, ProcessTreeMonitor
 from crawler.worker import fetcher_main
 
@@ -78,6 +80,9 @@ IN_FLIGHT = " (in flight)"
 JOIN_TIMEOUT_S = 10.0
 #: More fetcher deaths than this in one crawl stop it (something kills every fetcher).
 MAX_DEATHS = 20
+#: Seconds between commits of the state store (a crash loses at most this much
+#: bookkeeping; the records on disk fill the gap when the crawl is resumed).
+COMMIT_INTERVAL_S = 0.25
 
 
 class Dispatcher:
@@ -89,12 +94,18 @@ class Dispatcher:
         table: proxy of the manager-hosted visited table.
         manager: the manager hosting ``table`` (watched for liveness), or None.
         frontier: a frontier backend (default: :class:`crawler.frontier.MemoryFrontier`).
+        store: the crawl's :class:`crawler.state.StateStore`, or None (nothing kept on
+            disk: no resume). With a store, every URL's state goes to disk, committed
+            every :data:`COMMIT_INTERVAL_S`, and the frontier should be a
+            :class:`crawler.state.DiskFrontier` on it.
     """
 
-    def __init__(self, config, ctx, table, manager=None, frontier=None) -> None:
+    def __init__(self, config, ctx, table, manager=None, frontier=None, store=None) -> None:
         self.config = config
         self.ctx = ctx
         self.table = table
+        self.store = store
+        self._next_commit = 0.0
         self.manager = manager
         self.frontier = frontier if frontier is not None else MemoryFrontier()
         # One bounded task queue per fetcher (together the backpressure valve): a fetcher
@@ -120,6 +131,7 @@ class Dispatcher:
         self.dispatched = 0
         self.stop_reason: str | None = None
         self.skipped: list[tuple[FetchTask, str]] = []
+        self.unfinished: list[tuple[FetchTask, str]] = []  # left at a stop: resumable
         self.seed_outcome: TaskDone | None = None
         self._cold = False
         self._unqueued = False
@@ -144,6 +156,8 @@ class Dispatcher:
         self._wake_at: float | None = None
         self._rr = 0  # round-robin position over the frontier's origins
         self._rng = random.Random()
+        self._next_memory_check = 0.0
+        self._memory_slowed = False
 
     # -- lifecycle -----------------------------------------------------------------
     def run(self) -> None:
@@ -170,6 +184,7 @@ class Dispatcher:
             self._abandon(f"aborted: {exc}" if isinstance(exc, CrawlerError) else "aborted")
             raise
         finally:
+            self._commit(time.monotonic(), force=True)
             if self.display.mode == "bar":
                 self._next_progress = 0.0  # the bar's last state: the final counts
                 self._progress()
@@ -284,6 +299,8 @@ class Dispatcher:
         if self._retry_heap:
             self._wake(self._retry_heap[0][0])
         capacity = self.config.task_queue_size + self.config.workers * self.config.threads
+        if self._over_memory(now):
+            capacity = min(capacity, 1)  # one task at a time until memory comes down
         while self._busy() < capacity and self._may_dispatch():
             if self._least_loaded() is None:
                 break
@@ -331,6 +348,21 @@ class Dispatcher:
                 else:
                     log.info("sitemap %s: disallowed by robots.txt", task.url)
         return None
+
+    def _over_memory(self, now: float) -> bool:
+        """True while the whole process tree uses more than ``--max-memory`` (sampled
+        at most once a second): the dispatcher then slows down to one task in flight."""
+        limit = self.config.max_memory_bytes
+        if limit is None:
+            return False
+        if now >= self._next_memory_check:
+            self._next_memory_check = now + 1.0
+            over = self.monitor.sample() > limit
+            if over and not self._memory_slowed:
+                log.warning("memory of all processes is over --max-memory (%d MiB): slowing down",
+                            limit // 2**20)
+            self._memory_slowed = over
+        return self._memory_slowed
 
     def _least_loaded(self) -> int | None:
         """The live fetcher with the fewest tasks given and not reported, if it can take
@@ -399,6 +431,9 @@ class Dispatcher:
             state = self.table.state(task.url)
             if state in ("visited", "failed"):  # recorded; only its result was lost
                 self.fetched.add(task.url)
+                if self.store is not None:
+                    self.store.set_state([task.url], VISITED_STATE if state == "visited" else FAILED_STATE,
+                                         "page" if state == "visited" else "result lost")
                 self.orphaned_results.append(task)
                 self.counters.add(TaskDone(worker_id, task.url, PAGE if state == "visited" else FAILED,
                                            error=None if state == "visited" else "result lost"))
@@ -418,11 +453,17 @@ class Dispatcher:
         self.politeness.robots_fetching(origin)
         self.politeness.dispatched(origin, now)
 
-    def _skip(self, task: FetchTask, reason: str) -> None:
-        """A claimed URL that will not be fetched: listed now, marked in the table in
-        batches (:meth:`_flush_skips`)."""
+    def _skip(self, task: FetchTask, reason: str, pushed: bool = True) -> None:
+        """A claimed URL that will not be fetched (robots.txt, a trap guard): listed
+        now, marked in the table in batches (:meth:`_flush_skips`), and in the store
+        (``pushed``: it has a row already)."""
         self.skipped.append((task, reason))
         self._to_mark.append(task.url)
+        if self.store is not None:
+            if pushed:
+                self.store.set_state([task.url], SKIPPED_STATE, reason)
+            else:
+                self.store.add([task], SKIPPED_STATE, reason)
 
     def _flush_skips(self) -> None:
         while self._to_mark:
@@ -459,6 +500,7 @@ class Dispatcher:
                 self._check_children()
             if self.stop_reason is not None and not self._unqueued:
                 self._unqueue()
+            self._commit(now)
             self._progress()
 
     def _handle(self, message: TaskDone, check: bool = True) -> None:
@@ -482,9 +524,14 @@ class Dispatcher:
             self._schedule_retry(task, message, now)
             return
         self.politeness.finished(origin_of(message.url), now)
-        self.fetched.add(message.url)
-        if message.outcome == REDIRECT:
-            self.redirected.add(message.url)
+        if self.store is None:  # with a store, these are read back from it at the end
+            self.fetched.add(message.url)
+            if message.outcome == REDIRECT:
+                self.redirected.add(message.url)
+        else:
+            failed = message.outcome == FAILED
+            self.store.set_state([message.url], FAILED_STATE if failed else VISITED_STATE,
+                                 message.error if failed else message.outcome)
         self.counters.add(message)
         if message.url in self.seed_keys and self.seed_outcome is None:
             self.seed_outcome = message
@@ -493,9 +540,15 @@ class Dispatcher:
             if reason is None:
                 self.frontier.push(task)
             else:
-                self._skip(task, reason)
+                self._skip(task, reason, pushed=False)
         if message.table_failed and check:
             self._check_children()
+
+    def _commit(self, now: float, force: bool = False) -> None:
+        """Commit the store's pending writes, at most every :data:`COMMIT_INTERVAL_S`."""
+        if self.store is not None and (force or now >= self._next_commit):
+            self.store.commit()
+            self._next_commit = now + COMMIT_INTERVAL_S
 
     def _handle_robots(self, message: TaskDone, now: float) -> None:
         origin = message.url
@@ -538,7 +591,7 @@ class Dispatcher:
             if reason is None:
                 self.frontier.push(found)
             else:
-                self._skip(found, reason)
+                self._skip(found, reason, pushed=False)
 
     def _schedule_retry(self, task: FetchTask | None, message: TaskDone, now: float) -> None:
         """Hold ``task`` until its next attempt: after the server's Retry-After (which
@@ -553,6 +606,8 @@ class Dispatcher:
         deferred = message.error == DEFERRED  # sent back unrequested: not an attempt
         retry = task if deferred else dataclasses.replace(task, attempt=task.attempt + 1)
         heapq.heappush(self._retry_heap, (now + wait, next(self._seq), retry))
+        if self.store is not None and retry.kind == KIND_PAGE:
+            self.store.update_task(retry, IN_FLIGHT_STATE)  # its attempt survives a crash
         self.dispatched -= 1  # the same URL again: not another one for --max-pages
         self.retries_scheduled += 0 if deferred else 1
         log.info("%s: %s; attempt %d in %.1f s", task.url, message.error, retry.attempt + 1, wait)
@@ -607,6 +662,7 @@ class Dispatcher:
             for message in messages:
                 self._handle(message, check=False)
         self.skipped.extend((task, reason + IN_FLIGHT) for task in self.in_flight.values())
+        self.unfinished.extend((task, reason + IN_FLIGHT) for task in self.in_flight.values())
         self.in_flight.clear()
         try:
             self._skip_frontier(reason)
@@ -623,6 +679,7 @@ class Dispatcher:
             self.frontier.push(heapq.heappop(self._retry_heap)[2])
         tasks = [task for task in self.frontier.drain() if task.kind in (KIND_PAGE, KIND_FAIL)]  # claimed
         self.skipped.extend((task, reason) for task in tasks)
+        self.unfinished.extend((task, reason) for task in tasks)  # a resume takes them up
         self._flush_skips()
         for start in range(0, len(tasks), 1000):
             self.table.mark_many([t.url for t in tasks[start:start + 1000]], "skipped")

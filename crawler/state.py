@@ -530,6 +530,35 @@ class StateStore:
         totals.update(self._connection().execute("SELECT state, count(*) FROM urls GROUP BY state"))
         return totals
 
+    @_translated
+    def reason_counts(self, state: str) -> dict[str | None, int]:
+        """Rows of ``state`` per stored reason (the outcome of a visited URL, the error
+        of a failed one, the skip reason): what a resumed crawl's counters start from."""
+        _check_state(state)
+        return dict(self._connection().execute(
+            "SELECT reason, count(*) FROM urls WHERE state = ? GROUP BY reason", (state,)))
+
+    @_translated
+    def urls_with_reason(self, state: str, reason: str) -> list[str]:
+        """URLs of ``state`` stored with ``reason`` (e.g. visited as ``"redirect"``)."""
+        _check_state(state)
+        return [url for (url,) in self._connection().execute(
+            "SELECT url FROM urls WHERE state = ? AND reason = ? ORDER BY seq", (state, reason))]
+
+    @_translated
+    def skipped_rows(self) -> Iterator[tuple[str, int, str | None, str | None]]:
+        """Stream ``(url, depth, parent, reason)`` of every SKIPPED row, by seq."""
+        after = -1
+        while True:
+            rows = self._connection().execute(
+                "SELECT seq, url, depth, parent, reason FROM urls WHERE state = ? AND seq > ? "
+                "ORDER BY seq LIMIT ?", (SKIPPED, after, BATCH_ROWS)).fetchall()
+            if not rows:
+                return
+            for seq, url, depth, parent, reason in rows:
+                yield url, depth, parent, reason
+            after = rows[-1][0]
+
     def urls_in(self, *states: str) -> Iterator[str]:
         """Stream the URLs in any of ``states``, ordered by seq, 1,000 rows a query (no
         list of them in memory). 1.3 us per URL. Rows changed while iterating may be seen

@@ -84,6 +84,17 @@ class CrawlCounters:
         if done.outcome == FAILED:
             self.failed_by_reason[done.error or "unknown"] += 1
 
+    def restore(self, store) -> None:
+        """Start from the counts of a resumed crawl's :class:`crawler.state.StateStore`:
+        visited URLs by outcome, failed ones by reason (duplicates and body bytes of the
+        earlier runs are not kept there)."""
+        from crawler.state import FAILED as FAILED_STATE, VISITED as VISITED_STATE
+        for outcome, count in store.reason_counts(VISITED_STATE).items():
+            self.outcomes[outcome or PAGE] += count
+        for reason, count in store.reason_counts(FAILED_STATE).items():
+            self.outcomes[FAILED] += count
+            self.failed_by_reason[reason or "unknown"] += count
+
     @property
     def done(self) -> int:
         """Tasks finished, whatever their outcome."""

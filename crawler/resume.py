@@ -1,0 +1,195 @@
+"""Resuming a crawl from its output folder after a stop, a crash or a reboot.
+
+The state store (:mod:`crawler.state`) is committed by the dispatcher several times a
+second; the page records are written by the fetchers before they report. So after a
+crash the store may lag the records by the few tasks in flight. :func:`prepare` closes
+that gap before the crawl goes on:
+
+1. the settings that make a resume unsafe (seeds, scope) must match, else a one-line
+   :class:`crawler.errors.ConfigError` (``--restart`` starts over instead);
+2. a record or edge line half-written by a crash (no final newline) is cut off; its
+   URL is fetched again;
+3. URLs in flight when the crawl stopped go back to the frontier, except those whose
+   record is on disk (also those dispatched after the store's last commit, which it
+   does not know at all): they are marked visited (or failed) from the record, and the
+   in-scope links their page found that the store does not know are put in the
+   frontier (their claims died with the old processes);
+4. the visited table is rebuilt from the store: every URL claimed, the finished ones
+   marked, so no visited page is fetched again.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+from crawler.errors import ConfigError
+from crawler.messages import FetchTask
+from crawler.state import FAILED, FRONTIER, IN_FLIGHT, SKIPPED, STATE_FILE, VISITED, StateStore
+
+#: Settings a resumed crawl must share with the stored one.
+UNSAFE_TO_CHANGE = ("seeds", "allow_domains", "include", "exclude")
+#: Output files a ``--restart`` removes (and nothing else in the folder).
+OUTPUT_PATTERNS = ("pages-*.jsonl", "edges-*.tsv", "edges.tsv", "tree.txt", "skipped.tsv",
+                   "summary.json", STATE_FILE, STATE_FILE + "-wal", STATE_FILE + "-shm")
+_URL_PREFIX = '{"url": "'
+
+
+def crawl_settings(config) -> dict:
+    """The settings of ``config`` that a resume must not change (JSON-able)."""
+    return {"seeds": list(config.seed_keys), "allow_domains": list(config.allow_domains),
+            "include": list(config.include), "exclude": list(config.exclude)}
+
+
+def check_settings(stored: dict, config) -> None:
+    """Raise ConfigError (one line) if ``config`` differs from the stored crawl in a
+    setting of :data:`UNSAFE_TO_CHANGE`."""
+    current = crawl_settings(config)
+    changed = [key for key in UNSAFE_TO_CHANGE if stored.get(key) != current[key]]
+    if changed:
+        raise ConfigError(f"{config.out_dir} holds a crawl with other {', '.join(changed)} "
+                          f"({stored.get(changed[0])}); use --restart to start over, "
+                          f"or another --out")
+
+
+def remove_outputs(out_dir: str) -> None:
+    """``--restart``: delete this crawler's output files in ``out_dir`` (only those)."""
+    for pattern in OUTPUT_PATTERNS:
+        for path in glob.glob(os.path.join(out_dir, pattern)):
+            os.remove(path)
+
+
+def cut_partial_line(path: str) -> int:
+    """Truncate ``path`` after its last newline (a crash can leave one partial last
+    line). Returns the bytes removed."""
+    with open(path, "rb+") as f:
+        size = f.seek(0, os.SEEK_END)
+        if size == 0:
+            return 0
+        step, end = 1 << 16, size
+        while end > 0:
+            start = max(0, end - step)
+            f.seek(start)
+            chunk = f.read(end - start)
+            cut = chunk.rfind(b"\n")
+            if cut >= 0:
+                keep = start + cut + 1
+                break
+            end = start
+        else:
+            keep = 0
+        f.truncate(keep)
+        return size - keep
+
+
+def outcome_of(record: dict) -> tuple[str, str]:
+    """(state, reason) a record stands for: failed with its error, else visited with
+    its outcome ("redirect", "non_html" or "page")."""
+    if record.get("error"):
+        return FAILED, record["error"]
+    if record.get("final_url") != record["url"]:
+        return VISITED, "redirect"
+    if record.get("markdown") is None and record.get("duplicate_of") is None:
+        return VISITED, "non_html"
+    return VISITED, "page"
+
+
+def prepare(config, store: StateStore, table) -> dict:
+    """Bring the output folder and ``table`` in line with ``store`` (see the module
+    docstring). Call before the frontier is opened on ``store``.
+
+    Returns:
+        ``{"resumed": bool, "in_flight": n, "recorded_unreported": n, "links_recovered": n,
+        "bytes_cut": n}``.
+    """
+    out = config.out_dir
+    stored = store.load_settings()
+    report = {"resumed": stored is not None, "in_flight": 0, "recorded_unreported": 0,
+              "links_recovered": 0, "bytes_cut": 0}
+    if stored is None:
+        store.save_settings(crawl_settings(config))
+        store.commit()
+        return report
+    check_settings(stored, config)
+    for path in sorted(glob.glob(os.path.join(out, "pages-*.jsonl")) +
+                       glob.glob(os.path.join(out, "edges-*.tsv"))):
+        report["bytes_cut"] += cut_partial_line(path)
+    report["in_flight"] = store.reset_for_resume()
+    recovered = _records_not_in_store(store, out)
+    report["recorded_unreported"] = len(recovered)
+    report["links_recovered"] = _recover_links(config, store, recovered)
+    store.commit()
+    _rebuild_table(store, table)
+    return report
+
+
+def _records_not_in_store(store: StateStore, out: str) -> dict[str, dict]:
+    """Records on disk whose URL the store still has waiting: mark them finished and
+    return them by URL."""
+    found: dict[str, dict] = {}
+    for path in sorted(glob.glob(os.path.join(out, "pages-*.jsonl"))):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                if not line.startswith(_URL_PREFIX):
+                    continue
+                url = line[len(_URL_PREFIX):line.index('"', len(_URL_PREFIX))]
+                if store.state_of(url) not in (VISITED, FAILED):
+                    found[url] = json.loads(line)
+    for url, record in found.items():
+        state, reason = outcome_of(record)
+        if store.state_of(url) is None:  # dispatched after the last commit: no row yet
+            store.add([FetchTask(url, record["depth"], record.get("parent"),
+                                 tuple(record.get("redirect_chain") or ()))], state, reason)
+        else:
+            store.set_state([url], state, reason)
+    return found
+
+
+def _recover_links(config, store: StateStore, records: dict[str, dict]) -> int:
+    """Put in the frontier the in-scope link (and redirect) targets of ``records``
+    that the store does not know: the claims their fetch made died with the crash."""
+    if not records:
+        return 0
+    added = 0
+    for path in sorted(glob.glob(os.path.join(config.out_dir, "edges-*.tsv"))):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                source, _, rest = line.partition("\t")
+                record = records.get(source)
+                if record is None:
+                    continue
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) != 4 or parts[3] != "1" or store.state_of(parts[1]) is not None:
+                    continue
+                if parts[2] == "redirect":
+                    task = FetchTask(parts[1], record["depth"], source,
+                                     tuple(record.get("redirect_chain") or ()) + (source,))
+                else:
+                    depth = record["depth"] + 1
+                    if config.max_depth is not None and depth > config.max_depth:
+                        continue
+                    task = FetchTask(parts[1], depth, source)
+                store.add([task], FRONTIER)
+                added += 1
+    return added
+
+
+def _rebuild_table(store: StateStore, table) -> None:
+    """Claim every stored URL in ``table`` and mark the finished ones, 1,000 a call."""
+    for states, final in (((FRONTIER, IN_FLIGHT), None), ((VISITED,), "visited"),
+                          ((FAILED,), "failed"), ((SKIPPED,), "skipped")):
+        batch: list[str] = []
+        for url in store.urls_in(*states):
+            batch.append(url)
+            if len(batch) == 1000:
+                _claim(table, batch, final)
+                batch = []
+        if batch:
+            _claim(table, batch, final)
+
+
+def _claim(table, urls: list[str], final: str | None) -> None:
+    table.claim_many(urls)
+    if final is not None:
+        table.mark_many(urls, final)

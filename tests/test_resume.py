@@ -1,0 +1,197 @@
+"""Overnight runs: a crawl killed (SIGKILL of every process) or stopped (SIGINT) part-way
+is finished by running the same command again, with every page exactly once, the same
+Markdown as an uninterrupted crawl, and no recorded page requested twice."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+
+import pytest
+
+from crawler.resume import cut_partial_line
+from crawlutil import read_records
+from siteserver import Route, SiteServer
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PAGES = 120
+DEADLINE_S = 120
+
+
+class GeneratedSite(SiteServer):
+    """/0 .. /PAGES-1, each linking to the next five; every answer after ``delay_s``;
+    ``reached`` is set once ``wanted`` pages were requested."""
+
+    def __init__(self, delay_s: float = 0.02, wanted: int = 10**9) -> None:
+        super().__init__({f"/{i}": Route(
+            f"<html><head><title>Page {i}</title></head><body><h1>Page {i}</h1><p>Text of {i}.</p>"
+            + "".join(f'<a href="/{j}">{j}</a> ' for j in range(i + 1, min(i + 6, PAGES)))
+            + "</body></html>") for i in range(PAGES)})
+        self.delay_s, self.wanted = delay_s, wanted
+        self.reached = threading.Event()
+
+    def lookup(self, target):
+        if sum(n for path, n in self.hits.items() if path != "/robots.txt") >= self.wanted:
+            self.reached.set()
+        time.sleep(self.delay_s)
+        return super().lookup(target)
+
+
+def start(site: SiteServer, out, *args: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "crawler", site.url("/0"), "--out", str(out),
+                             "--workers", "2", "--threads", "2", "--progress-interval", "0.2", *args],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)
+
+
+def markdown_by_path(records: dict, site: SiteServer) -> dict[str, str]:
+    """Path -> Markdown, with the server's address taken out of the links."""
+    base = site.url("")
+    return {url[len(base):]: r["markdown"].replace(base, "") for url, r in records.items()}
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """An uninterrupted crawl of the same site: path -> Markdown."""
+    out = tmp_path_factory.mktemp("reference") / "out"
+    with GeneratedSite(delay_s=0.0) as site:
+        proc = start(site, out, "--quiet")
+        proc.communicate(timeout=DEADLINE_S)
+        assert proc.returncode == 0
+        return markdown_by_path(read_records(str(out)), site)
+
+
+def test_sigkill_of_the_whole_crawl_then_the_same_command_finishes_it(tmp_path, reference):
+    out = tmp_path / "out"
+    with GeneratedSite(wanted=40) as site:
+        first = start(site, out, "--quiet")
+        assert site.reached.wait(DEADLINE_S)
+        os.killpg(first.pid, signal.SIGKILL)  # the dispatcher, the manager and every fetcher
+        first.communicate(timeout=DEADLINE_S)
+        recorded_before = set(read_records(str(out)))
+        hits_before = dict(site.hits)
+        assert 0 < len(recorded_before) < PAGES
+        second = start(site, out, "--quiet")
+        stdout, err = second.communicate(timeout=DEADLINE_S)
+        hits = dict(site.hits)
+    assert second.returncode == 0, err
+    records = read_records(str(out))  # fails on a URL recorded twice
+    assert markdown_by_path(records, site) == reference
+    # no page recorded before the kill was requested again
+    for url in recorded_before:
+        path = url[len(site.url("")):]
+        assert hits[path] == hits_before[path] == 1, path
+    # at most the fetches under way at the kill were repeated
+    repeated = {p: n for p, n in hits.items() if n > 1 and p != "/robots.txt"}
+    assert len(repeated) <= 2 * 2 + 2 * 2, repeated
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    assert (summary["pages"], summary["claimed"], summary["reconciled"]) == (PAGES, PAGES, True)
+
+
+def test_sigint_stops_with_exit_0_and_a_resume_finishes(tmp_path, reference):
+    out = tmp_path / "out"
+    with GeneratedSite(wanted=30) as site:
+        first = start(site, out)
+        assert site.reached.wait(DEADLINE_S)
+        first.send_signal(signal.SIGINT)
+        _, err = first.communicate(timeout=DEADLINE_S)
+        assert first.returncode == 0, err
+        assert "run the same command again to resume" in err
+        stopped = json.loads((out / "summary.json").read_text("utf-8"))
+        assert stopped["stopped"] == "interrupted" and stopped["pages"] < PAGES
+        second = start(site, out, "--quiet")
+        _, err = second.communicate(timeout=DEADLINE_S)
+        hits = dict(site.hits)
+    assert second.returncode == 0, err
+    assert markdown_by_path(read_records(str(out)), site) == reference
+    assert {p: n for p, n in hits.items() if n > 1} == {"/robots.txt": 2}  # a warm stop loses nothing
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    assert (summary["pages"], summary["skipped"], summary["stopped"]) == (PAGES, 0, None)
+    assert summary["reconciled"]
+
+
+def test_another_seed_in_the_same_folder_is_an_error_unless_restart(tmp_path):
+    out = tmp_path / "out"
+    with SiteServer({"/": Route("<p>home</p>"), "/other": Route("<p>other</p>")}) as site:
+        for path, extra, code in (("/", (), 0), ("/other", (), 2), ("/other", ("--restart",), 0)):
+            proc = subprocess.run([sys.executable, "-m", "crawler", site.url(path), "--out", str(out),
+                                   "--quiet", *extra], cwd=ROOT, capture_output=True, text=True,
+                                  timeout=DEADLINE_S)
+            assert proc.returncode == code, proc.stderr
+            if code == 2:
+                assert proc.stderr.count("\n") == 1 and "use --restart to start over" in proc.stderr
+    assert sorted(read_records(str(out))) == [site.url("/other")]
+
+
+@pytest.mark.parametrize("content, kept", [
+    (b"", b""), (b"a\nb\n", b"a\nb\n"), (b"a\nb\npart", b"a\nb\n"), (b"part", b""),
+    (b"x" * 70000 + b"\n" + b"y" * 70000, b"x" * 70000 + b"\n"),
+])
+def test_cut_partial_line(tmp_path, content, kept):
+    path = tmp_path / "f"
+    path.write_bytes(content)
+    assert cut_partial_line(str(path)) == len(content) - len(kept)
+    assert path.read_bytes() == kept
+
+
+def test_max_memory_slows_the_crawl_to_one_request_at_a_time(tmp_path):
+    from crawlutil import run_crawl
+    paths = [f"/p{i}" for i in range(12)]
+    with SiteServer({"/": Route("".join(f'<a href="{p}">{p}</a>' for p in paths))}) as site:
+        site.routes.update({p: Route(f"<p>{p}</p>", delay_s=0.05) for p in paths})
+        summary, records = run_crawl(tmp_path, site.url("/"), workers=2, threads=4,
+                                     max_memory_bytes=1)
+        most = site.max_concurrent
+    assert most == 1 and summary["pages"] == 13 and summary["reconciled"]
+
+
+class BigSite(SiteServer):
+    """/p0 .. /p{n-1}, tiny pages each linking to the next three, generated on request."""
+
+    def __init__(self, count: int) -> None:
+        super().__init__({})
+        self.count = count
+
+    def lookup(self, target):
+        if target.startswith("/p") and target[2:].isdigit():
+            i = int(target[2:])
+            links = "".join(f'<a href="/p{j}">{j}</a>' for j in range(i + 1, min(i + 4, self.count)))
+            return Route(f"<p>{i}</p>{links}")
+        return super().lookup(target)
+
+
+def test_dispatcher_memory_stays_flat_over_50000_urls(tmp_path):
+    """RSS of the dispatcher process when 10,000 URLs are done and at the last progress
+    line (about 50,000): the frontier is on disk, so the growth is bounded by SQLite's
+    page cache (16 MiB), not by the URLs."""
+    count = 50_000
+    with BigSite(count) as site:
+        proc = subprocess.Popen([sys.executable, "-m", "crawler", site.url("/p0"), "--out",
+                                 str(tmp_path / "out"), "--workers", "2", "--threads", "4",
+                                 "--progress-interval", "0.5"], cwd=ROOT,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        dispatcher = __import__("psutil").Process(proc.pid)
+        samples = []
+        for line in proc.stderr:
+            if " done " in line and "frontier" in line:
+                done = int(line.split(" done ")[1].split()[0])
+                try:
+                    samples.append((done, dispatcher.memory_info().rss))
+                except Exception:
+                    break
+        proc.wait(timeout=600)
+    assert proc.returncode == 0
+    at_10k = next(rss for done, rss in samples if done >= 10_000)
+    last_done, last_rss = samples[-1]
+    summary = json.loads((tmp_path / "out" / "summary.json").read_text("utf-8"))
+    assert summary["pages"] == count and summary["reconciled"]
+    assert last_done >= 40_000
+    growth = last_rss - at_10k
+    print(f"dispatcher RSS {at_10k / 2**20:.1f} MiB at 10,000 URLs, {last_rss / 2**20:.1f} MiB at "
+          f"{last_done}: {growth / (last_done - 10_000):.0f} bytes per URL")
+    assert growth < 24 * 2**20
