@@ -1,7 +1,7 @@
 """Per-page CPU of the page work alone (no fetch), in one process, over a folder of HTML.
 
 Usage:
-    .venv/bin/python bench/page_work.py [--root /usr/share/doc/python3.11/html] [--rounds 3]
+    .venv/bin/python bench/page_work.py [--root /usr/share/doc/python3.11/html] [--rounds 2]
     (BENCH_QUICK=1: one round; results also in bench/results/page_work.json)
 
 Reads every ``.html`` file under ``--root`` into memory first, then times (process CPU,
@@ -47,7 +47,7 @@ def best_ms_per_page(fn, items, rounds: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default="/usr/share/doc/python3.11/html")
-    parser.add_argument("--rounds", type=int, default=1 if os.environ.get("BENCH_QUICK") else 3)
+    parser.add_argument("--rounds", type=int, default=1 if os.environ.get("BENCH_QUICK") else 2)
     args = parser.parse_args()
     files = sorted(os.path.join(d, f) for d, _, fs in os.walk(args.root, followlinks=True)
                    for f in fs if f.endswith(".html"))

@@ -1077,7 +1077,7 @@ def main() -> int:
                         help="worker counts of the profiled runs (default 2; each takes about"
                              " 4-5x a plain crawl's CPU)")
     parser.add_argument("--threads", type=int, default=4)
-    parser.add_argument("--runs", type=int, default=1 if QUICK else 2,
+    parser.add_argument("--runs", type=int, default=1,
                         help="unprofiled runs per worker count (fastest reported)")
     parser.add_argument("--pw-rounds", type=int, default=1 if QUICK else 2,
                         help="rounds of the page-work timing (best reported)")
