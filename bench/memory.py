@@ -499,13 +499,13 @@ def report(result: dict, mdl: dict, run: dict) -> None:
           "claim_many: shard[fp] = IN_FLIGHT (64-bit int key + dict slot)")
     print(f"  Dispatcher.fetched        {mdl['fetched_set_entry']:6.1f} B per done URL      "
           f"crawler/dispatcher.py _handle: self.fetched.add(message.url) ({mdl['url_str']:.0f} B string "
-          f"+ {mdl['fetched_set_slot']:.0f} B set slot)")
+          f"+ {mdl['fetched_set_slot']:.0f} B set slot; only without a state store)")
     print(f"  frontier, dispatcher      {mdl['frontier_entry']:6.1f} B per waiting URL   "
-          "crawler/frontier.py push: FetchTask + URL string + deque slot, freed when dispatched and done")
+          "crawler/frontier.py MemoryFrontier push: FetchTask + URL string + deque slot (the crawl "
+          "itself uses the disk frontier: a window of these)")
     print(f"  link graph, finish phase  {mdl['graph_edge']:6.1f} B per edge loaded,  "
           f"{mdl['finish_peak_per_edge']:.1f} B per edge at the peak   crawler/api.py finish_outputs: "
-          "LinkGraph.load (crawler/graph.py: a (source, target) tuple key, fresh strings per line), "
-          "write_tsv's sorted(items), tree()")
+          "LinkGraph.load (crawler/graph.py: interned URLs, edge id arrays), write_tsv, tree()")
     print("\nWhere memory grows:")
     man = next((r for r in rows if r["role"] == "manager"), None)
     disp = next((r for r in rows if r["role"] == "dispatcher"), None)
@@ -518,14 +518,14 @@ def report(result: dict, mdl: dict, run: dict) -> None:
               "were claimed).")
     if disp:
         print(f"  dispatcher, crawl loop: {disp['start_rss'] / MIB:.1f} -> {disp['peak_rss_crawl'] / MIB:.1f} "
-              f"MiB, {fmt_slope(disp['slope_rss_per_url_claimed']).strip()} B per URL claimed: the frontier "
-              f"(peak {result['peak_frontier']} tasks x {mdl['frontier_entry']:.0f} B = "
-              f"{(result['peak_frontier'] or 0) * mdl['frontier_entry'] / MIB:.1f} MiB) fills while claims "
-              f"run ahead. Then {fmt_slope(disp['slope_rss_per_url_done_after_claims']).strip()} B per URL "
-              f"done: each URL done frees a frontier task and its string, and the fetched set keeps one "
-              f"new string per URL (same size class, so freed blocks are reused); what RSS shows is the "
-              f"set's table, which doubles or quadruples in steps (~{mdl['fetched_set_slot']:.0f} B per "
-              "URL on average). The steps sit where CPython resizes a set (3/5 full).")
+              f"MiB, {fmt_slope(disp['slope_rss_per_url_claimed']).strip()} B per URL claimed, then "
+              f"{fmt_slope(disp['slope_rss_per_url_done_after_claims']).strip()} B per URL done once the "
+              "claims are in. The frontier is on disk (crawler/state.py DiskFrontier: at most 1,000 "
+              "tasks per origin in memory) and the URLs done are not kept in memory (read back from "
+              "state.sqlite at the end), so what grows is SQLite's page cache, capped at 16 MiB "
+              "(crawler/state.py CACHE_KIB), while the state file grows; then it is flat. (The "
+              f"in-memory model of the older design: frontier peak {result['peak_frontier']} tasks x "
+              f"{mdl['frontier_entry']:.0f} B, fetched set ~{mdl['fetched_set_slot']:.0f} B per URL.)")
         edges = summary.get("edges") or 0
         if disp["peak_rss_finish"] is not None and edges:
             grown = disp["peak_rss_finish"] - disp["end_rss"]
@@ -533,8 +533,9 @@ def report(result: dict, mdl: dict, run: dict) -> None:
                   f"for {edges:,} edges = {grown / edges:.0f} B per edge, {grown / n:.0f} B per URL "
                   f"(model {mdl['finish_peak_per_edge']:.0f} B per edge at the peak, "
                   f"{edges * mdl['finish_peak_per_edge'] / MIB:.0f} MiB): every edge of edges-NN.tsv is "
-                  "loaded into one dict to de-duplicate and sort it and to derive the tree; this, not the "
-                  "crawl, sets the crawler's peak memory.")
+                  "loaded into compact arrays (crawler/graph.py: URLs interned once, edges as integer "
+                  "ids) to de-duplicate and sort them and to derive the tree, and the set of URLs done "
+                  "is read back from state.sqlite; this, not the crawl, sets the dispatcher's peak.")
     if fetchers:
         grown = max(r["end_rss"] - r["start_rss"] for r in fetchers)
         warm = max((r["steady_start_rss"] or r["end_rss"]) - r["start_rss"] for r in fetchers)
