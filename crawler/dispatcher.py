@@ -535,12 +535,7 @@ class Dispatcher:
         self.counters.add(message)
         if message.url in self.seed_keys and self.seed_outcome is None:
             self.seed_outcome = message
-        for task in message.discovered:
-            reason = self._admit(task)
-            if reason is None:
-                self.frontier.push(task)
-            else:
-                self._skip(task, reason, pushed=False)
+        self._queue_discovered(message.discovered)
         if message.table_failed and check:
             self._check_children()
 
@@ -586,12 +581,16 @@ class Dispatcher:
             self.sitemaps_read += 1
         for child in message.sitemaps:
             self._push_sitemap(child, (task.depth if task else 0) + 1)
-        for found in message.discovered:
-            reason = self._admit(found)
+        self._queue_discovered(message.discovered)
+
+    def _queue_discovered(self, tasks) -> None:
+        """Push the URLs a task won on the frontier, or skip them (a trap guard)."""
+        for task in tasks:
+            reason = self._admit(task)
             if reason is None:
-                self.frontier.push(found)
+                self.frontier.push(task)
             else:
-                self._skip(found, reason, pushed=False)
+                self._skip(task, reason, pushed=False)
 
     def _schedule_retry(self, task: FetchTask | None, message: TaskDone, now: float) -> None:
         """Hold ``task`` until its next attempt: after the server's Retry-After (which
