@@ -4,12 +4,12 @@ Process topology::
 
                      +----------------------------+
     seeds ---------->|  dispatcher (this process) |
-                     |  frontier (by depth)       |
-                     |  scope, depth, page limit  |
-                     |  in-flight count           |
+                     |  frontier (per host, depth)|
+                     |  robots.txt, politeness,   |
+                     |  retries, limits, state    |
                      +----------------------------+
-                        |  task queue        ^  result pipes
-                        |  (bounded: the     |  (one per fetcher):
+                        |  task queues       ^  result pipes
+                        |  (one per fetcher, |  (one per fetcher):
                         |  backpressure)     |  TaskDone (+ the links
                         |                    |  each task won)
                         v                    |
@@ -25,14 +25,17 @@ Process topology::
                      |  table (fingerprint->state)|
                      +----------------------------+
 
-The dispatcher reads each fetcher's result pipe, blocking on all of them with a timeout.
-Each pipe has one writer, so a fetcher's death shows as an EOF, never as half a message
-waited on forever. At most once a second it also checks that every child is alive; a dead
-fetcher or manager stops the crawl at once, since a killed fetcher may hold the task
-queue's lock or take tasks with it. It writes the task queue, never more than the queue
-bound plus one task per fetcher thread in flight. The crawl ends when the frontier is
-empty and nothing is in flight (or the page limit is reached and nothing is in flight).
-Then one STOP per fetcher thread, a join with a deadline, then SIGKILL.
+The dispatcher reads each fetcher's result pipe, blocking on all of them with a timeout
+(the sooner of a liveness check and the next time a host or a retry is due). Each pipe
+has one writer, so a fetcher's death shows as an EOF, never as half a message waited on
+forever. Each fetcher has its own bounded task queue: a fetcher killed while waiting in
+``get()`` keeps that queue's lock for ever, which with one shared queue would hang every
+other fetcher; a private queue dies with its fetcher, and the dispatcher knows which
+tasks it held. A dead fetcher is replaced and its tasks go back to the frontier; a dead
+manager stops the crawl (the state on disk lets the next run resume). A fetcher is given
+at most its queue bound plus its threads. The crawl ends when the frontier is empty,
+nothing is in flight and no retry waits (or the page limit is reached and nothing is in
+flight). Then one STOP per fetcher thread, a join with a deadline, then SIGKILL.
 
 Fetchers read tasks, fetch and convert, write their own output, and claim the links they
 discover in the visited table, so de-duplication runs in the fetchers, in parallel. They
