@@ -179,3 +179,20 @@ def test_without_robots_sitemaps_the_conventional_sitemap_xml_is_read(tmp_path):
         hits = dict(server.hits)
     assert hits == {"/robots.txt": 1, "/sitemap.xml": 1, "/": 1, "/b": 1}
     assert summary["pages"] == 2 and summary["sitemaps_read"] == 1
+
+
+def test_C17_a_redirect_to_another_in_scope_host_checks_that_hosts_robots_txt_first(tmp_path):
+    with SiteServer() as other, SiteServer() as server:
+        other.routes.update({
+            "/robots.txt": Route("User-agent: *\nDisallow: /private\n", content_type=ROBOTS),
+            "/landing": page("Landing"), "/private/x": page("Private")})
+        server.routes.update({
+            "/": page("Home", "/go", "/go-private"),
+            "/go": Route("", 302, {"Location": other.url("/landing")}, content_type=None),
+            "/go-private": Route("", 302, {"Location": other.url("/private/x")}, content_type=None)})
+        summary, records = run_crawl(tmp_path, server.url("/"), allow_domains=("127.0.0.1",))
+        other_hits, times = dict(other.hits), other.times
+    assert other_hits == {"/robots.txt": 1, "/landing": 1}  # robots.txt first, the disallowed never
+    assert times["/robots.txt"][0] < times["/landing"][0]
+    assert records[server.url("/go-private")]["final_url"] == other.url("/private/x")
+    assert summary["skipped_by_reason"] == {"robots.txt disallows": 1} and summary["reconciled"]
