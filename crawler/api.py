@@ -102,8 +102,8 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
             dispatcher = Dispatcher(config, ctx, table, manager, DiskFrontier(store), store)
             if report["resumed"]:
                 dispatcher.counters.restore(store)
-                log.info("resuming the crawl in %s: %d URLs were in flight (%d of them recorded, "
-                         "%d links recovered), %d bytes of partial lines cut", config.out_dir,
+                log.info("resuming the crawl in %s: %d URLs were waiting or in flight (%d of them "
+                         "recorded, %d links recovered), %d bytes of partial lines cut", config.out_dir,
                          report["in_flight"], report["recorded_unreported"],
                          report["links_recovered"], report["bytes_cut"])
             signals.attach(dispatcher.request_stop)

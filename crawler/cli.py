@@ -96,10 +96,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--per-host", type=_positive_int, default=8,
                    help="most requests in flight to one host (default: %(default)s)")
     p.add_argument("--delay", type=_non_negative_float, default=0.0,
-                   help="seconds between requests to one host; a larger robots.txt Crawl-delay wins "
+                   help="seconds between requests to one host; a larger robots.txt Crawl-delay "
+                        "(capped at 60 s) wins "
                         "(default: %(default)s)")
     p.add_argument("--retries", type=_non_negative_int, default=2,
-                   help="retries of a timeout, connection error, 408, 429, 500, 502, 503 or 504, "
+                   help="retries of a timeout, connection error, incomplete body, 408, 429, 500, "
+                        "502, 503 or 504, "
                         "after Retry-After or an exponential backoff (default: %(default)s)")
     p.add_argument("--max-retry-wait", type=_non_negative_float, default=300.0,
                    help="a Retry-After longer than this many seconds fails the URL (default: %(default)s)")
@@ -155,7 +157,8 @@ def main(argv=None) -> int:
     try:
         return _main(argv, signals)
     except KeyboardInterrupt as exc:
-        print(f"crawler: {str(exc) or 'aborted'}", file=sys.stderr)
+        print(f"crawler: {str(exc) or 'aborted'}; run the same command again to resume",
+              file=sys.stderr)
         return EXIT_ERROR
 
 

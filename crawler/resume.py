@@ -30,6 +30,8 @@ from crawler.state import FAILED, FRONTIER, IN_FLIGHT, SKIPPED, STATE_FILE, VISI
 
 #: Settings a resumed crawl must share with the stored one.
 UNSAFE_TO_CHANGE = ("seeds", "allow_domains", "include", "exclude")
+_FLAGS = {"seeds": "seeds", "allow_domains": "--allow-domain", "include": "--include",
+          "exclude": "--exclude"}
 #: Output files a ``--restart`` removes (and nothing else in the folder).
 OUTPUT_PATTERNS = ("pages-*.jsonl", "edges-*.tsv", "edges.tsv", "tree.txt", "skipped.tsv",
                    "summary.json", STATE_FILE, STATE_FILE + "-wal", STATE_FILE + "-shm")
@@ -48,9 +50,9 @@ def check_settings(stored: dict, config) -> None:
     current = crawl_settings(config)
     changed = [key for key in UNSAFE_TO_CHANGE if stored.get(key) != current[key]]
     if changed:
-        raise ConfigError(f"{config.out_dir} holds a crawl with other {', '.join(changed)} "
-                          f"({stored.get(changed[0])}); use --restart to start over, "
-                          f"or another --out")
+        key = changed[0]
+        raise ConfigError(f"{config.out_dir} holds a crawl with {_FLAGS[key]} {stored.get(key)}, "
+                          f"not {current[key]}; use --restart to start over, or another --out")
 
 
 def remove_outputs(out_dir: str) -> None:

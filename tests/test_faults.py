@@ -144,7 +144,8 @@ def test_ctrl_c_twice_aborts_promptly(tmp_path):
         started = time.monotonic()
         code, _, err = finish(proc)
     assert code == 2 and "Traceback" not in err
-    assert err.strip().splitlines() == [f"crawler: aborted by a second signal; outputs in {out}"]
+    assert err.strip().splitlines() == [
+        f"crawler: aborted by a second signal; outputs in {out}; run the same command again to resume"]
     assert time.monotonic() - started < 8
     summary = read_summary(out)  # a cold stop still writes the outputs
     assert summary["stopped"] == "aborted by a second signal"

@@ -125,6 +125,7 @@ def test_another_seed_in_the_same_folder_is_an_error_unless_restart(tmp_path):
             assert proc.returncode == code, proc.stderr
             if code == 2:
                 assert proc.stderr.count("\n") == 1 and "use --restart to start over" in proc.stderr
+                assert f"holds a crawl with seeds ['{site.url('/')}'], not ['{site.url('/other')}']" in proc.stderr
     assert sorted(read_records(str(out))) == [site.url("/other")]
 
 
