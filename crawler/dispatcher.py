@@ -57,10 +57,9 @@ from crawler.errors import CrawlerError, FetcherDied, ManagerDied
 from crawler.fetch import DEFAULT_USER_AGENT
 from crawler.frontier import MemoryFrontier
 from crawler.config import MAX_SITEMAP_LEVELS, MAX_SITEMAPS
-from crawler.messages import FAILED, PAGE
 from crawler.messages import (
-    DEFERRED, KIND_FAIL, KIND_PAGE, KIND_ROBOTS, MAX_CRASHES, KIND_SITEMAP, REDIRECT, RETRY, ROBOTS, SITEMAP, STOP,
-    FetchTask, TaskDone)
+    DEFERRED, FAILED, KIND_FAIL, KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, MAX_CRASHES, PAGE, REDIRECT,
+    RETRY, ROBOTS, SITEMAP, STOP, FetchTask, TaskDone)
 from crawler.politeness import Politeness
 from crawler.progress import Progress, ProgressStats
 from crawler.retry import backoff_s
@@ -120,7 +119,6 @@ class Dispatcher:
         self.load: dict[int, int] = {}  # fetcher id -> tasks given and not reported
         self.crashes: dict[str, int] = {}  # url -> fetchers that died holding it
         self.deaths = 0
-        self.orphaned_results: list[FetchTask] = []  # recorded by a fetcher that then died
         self.seed_keys = config.seed_keys
         self.result_pipes: dict[int, object] = {}  # fetcher id -> read end of its pipe
         self.counters = CrawlCounters()
@@ -167,8 +165,9 @@ class Dispatcher:
         """Crawl until the frontier is empty and nothing is in flight, or a stop.
 
         Raises:
-            FetcherDied, ManagerDied: a child process died; the crawl was stopped at
-                once, and every URL not fetched is listed in :attr:`skipped`.
+            ManagerDied: the manager died; FetcherDied: more than :data:`MAX_DEATHS`
+                fetchers died. The crawl was stopped at once, and every URL not fetched
+                is listed in :attr:`skipped`.
             KeyboardInterrupt: a second Ctrl-C (cold stop).
         """
         if not self.fetchers:
@@ -225,8 +224,8 @@ class Dispatcher:
         """The results ready within ``timeout`` seconds, from every fetcher's pipe.
 
         A pipe at EOF means its fetcher died (even mid-message: a partial message ends
-        in EOF, never in a read that waits forever). ``strict`` raises FetcherDied then;
-        otherwise the pipe is dropped.
+        in EOF, never in a read that waits forever). ``strict``: the fetcher is replaced
+        (:meth:`_fetcher_died`); otherwise the pipe is only dropped.
         """
         by_reader = {reader: worker_id for worker_id, reader in self.result_pipes.items()}
         messages = []
@@ -417,37 +416,51 @@ class Dispatcher:
             raise FetcherDied(f"fetcher {worker_id} died (exit code {process.exitcode}); "
                               f"{self.deaths} fetchers died in this crawl")
         now = time.monotonic()
-        held = [(key, task) for key, (wid, task) in self.owner.items() if wid == worker_id]
-        for key, task in held:
-            del self.owner[key]
-            self.politeness.finished(origin_of(task.url), now)
+        held = [task for wid, task in self.owner.values() if wid == worker_id]
+        for task in held:
+            self._undispatch(task, now)
             if task.kind == KIND_ROBOTS:
-                self.robots_in_flight.pop(task.url, None)
-                self.politeness.robots_retry(task.url, now)
                 continue
-            if task.kind == KIND_SITEMAP:
-                self.sitemaps_in_flight.pop(task.url, None)
-                self.frontier.push(task)
-                continue
-            self.in_flight.pop(task.url, None)
-            self.dispatched -= 1
-            state = self.table.state(task.url)
-            if state in ("visited", "failed"):  # recorded; only its result was lost
-                self.fetched.add(task.url)
-                if self.store is not None:
-                    self.store.set_state([task.url], VISITED_STATE if state == "visited" else FAILED_STATE,
-                                         "page" if state == "visited" else "result lost")
-                self.orphaned_results.append(task)
-                self.counters.add(TaskDone(worker_id, task.url, PAGE if state == "visited" else FAILED,
-                                           error=None if state == "visited" else "result lost"))
-                continue
-            crashes = self.crashes[task.url] = self.crashes.get(task.url, 0) + 1
-            if crashes >= MAX_CRASHES:
-                task = dataclasses.replace(task, kind=KIND_FAIL)
+            if task.kind != KIND_SITEMAP:
+                state = self.table.state(task.url)
+                if state in ("visited", "failed"):  # recorded; only its result was lost
+                    self._lost_result(worker_id, task.url, state)
+                    continue
+                crashes = self.crashes[task.url] = self.crashes.get(task.url, 0) + 1
+                if crashes >= MAX_CRASHES:
+                    task = dataclasses.replace(task, kind=KIND_FAIL)
             self.frontier.push(task)
         log.warning("fetcher %d died (exit code %s); %d task(s) it held go back to the frontier; "
                     "a new fetcher takes its place", worker_id, process.exitcode, len(held))
         self._start_fetcher()
+
+    def _undispatch(self, task: FetchTask, now: float) -> None:
+        """Undo the dispatch of a task no fetcher will report (taken back from a queue,
+        or held by a fetcher that died): the caller puts it back where it belongs; a
+        robots.txt task is fetched again."""
+        self._release(task.kind, task.url)
+        if task.kind == KIND_ROBOTS:
+            self.robots_in_flight.pop(task.url, None)
+            self.politeness.finished(task.url, now)
+            self.politeness.robots_retry(task.url, now)
+            return
+        self.politeness.finished(origin_of(task.url), now)
+        if task.kind == KIND_SITEMAP:
+            self.sitemaps_in_flight.pop(task.url, None)
+        else:
+            self.in_flight.pop(task.url, None)
+            self.dispatched -= 1
+
+    def _lost_result(self, worker_id: int, url: str, state: str) -> None:
+        """Count a URL a dead fetcher had recorded (``state`` in the table) without
+        reporting it."""
+        visited = state == "visited"
+        self.fetched.add(url)
+        if self.store is not None:
+            self.store.set_state([url], VISITED_STATE if visited else FAILED_STATE,
+                                 "page" if visited else "result lost")
+        self.counters.add(TaskDone(worker_id, url, PAGE if visited else FAILED,
+                                   error=None if visited else "result lost"))
 
     def _dispatch_robots(self, origin: str, now: float) -> None:
         task = FetchTask(origin, 0, kind=KIND_ROBOTS)
@@ -519,9 +532,8 @@ class Dispatcher:
             self._release(KIND_SITEMAP, message.url)
             self._handle_sitemap(message, now)
             return
-        holder = self.owner.get((KIND_PAGE, message.url)) or self.owner.get((KIND_FAIL, message.url))
-        if holder is not None:
-            self._release(holder[1].kind, message.url)
+        for kind in (KIND_PAGE, KIND_FAIL):  # a page task, or its "record it failed" form
+            self._release(kind, message.url)
         task = self.in_flight.pop(message.url, None)
         if message.outcome == RETRY:
             self._schedule_retry(task, message, now)
@@ -615,8 +627,8 @@ class Dispatcher:
         log.info("%s: %s; attempt %d in %.1f s", task.url, message.error, retry.attempt + 1, wait)
 
     def _check_children(self) -> None:
-        """Raise if the manager or a fetcher died (a killed fetcher may hold the task
-        queue's lock or have taken tasks with it, so the crawl cannot go on safely)."""
+        """Raise ManagerDied if the manager died; replace a fetcher that died
+        (:meth:`_fetcher_died`)."""
         if self.manager is not None and not self.manager._process.is_alive():
             raise ManagerDied("the visited-table manager process died")
         for worker_id, process in list(self.fetchers.items()):
@@ -636,22 +648,9 @@ class Dispatcher:
                 task = tasks.get(timeout=UNQUEUE_WAIT_S)
             except queue.Empty:
                 return
-            now = time.monotonic()
-            self._release(task.kind, task.url)
-            if task.kind == KIND_ROBOTS:
-                self.robots_in_flight.pop(task.url, None)
-                self.politeness.finished(task.url, now)
-                self.politeness.robots_retry(task.url, now)
-                continue
-            if task.kind == KIND_SITEMAP:
-                self.sitemaps_in_flight.pop(task.url, None)
-                self.politeness.finished(origin_of(task.url), now)
+            self._undispatch(task, time.monotonic())
+            if task.kind != KIND_ROBOTS:
                 self.frontier.push(task)
-                continue
-            self.in_flight.pop(task.url, None)
-            self.politeness.finished(origin_of(task.url), now)
-            self.dispatched -= 1
-            self.frontier.push(task)
 
     def _abandon(self, reason: str) -> None:
         """After an abort: take in the results already sent, then list the frontier and
