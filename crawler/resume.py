@@ -130,17 +130,21 @@ def _records_not_in_store(store: StateStore, out: str) -> dict[str, dict]:
     """Records on disk whose URL the store still has waiting: mark them finished and
     return them by URL."""
     found: dict[str, dict] = {}
+    known: set[str] = set()  # of those, the ones with a row
     for path in sorted(glob.glob(os.path.join(out, "pages-*.jsonl"))):
         with open(path, encoding="utf-8") as f:
             for line in f:
                 if not line.startswith(_URL_PREFIX):
                     continue
                 url = line[len(_URL_PREFIX):line.index('"', len(_URL_PREFIX))]
-                if store.state_of(url) not in (VISITED, FAILED):
+                state = store.state_of(url)
+                if state not in (VISITED, FAILED):
                     found[url] = json.loads(line)
+                    if state is not None:
+                        known.add(url)
     for url, record in found.items():
         state, reason = outcome_of(record)
-        if store.state_of(url) is None:  # dispatched after the last commit: no row yet
+        if url not in known:  # dispatched after the last commit: no row yet
             store.add([FetchTask(url, record["depth"], record.get("parent"),
                                  tuple(record.get("redirect_chain") or ()))], state, reason)
         else:
@@ -157,7 +161,7 @@ def _recover_links(config, store: StateStore, records: dict[str, dict]) -> int:
     for path in sorted(glob.glob(os.path.join(config.out_dir, "edges-*.tsv"))):
         with open(path, encoding="utf-8") as f:
             for line in f:
-                source, _, rest = line.partition("\t")
+                source = line.partition("\t")[0]
                 record = records.get(source)
                 if record is None:
                     continue

@@ -36,7 +36,7 @@ from crawler.scope import Scope
 from crawler.sitemaps import SITEMAP_MAX_BYTES, parse_sitemap
 from crawler.signals import child_signals
 from crawler.store import RecordWriter
-from crawler.urlnorm import key_of, request_url
+from crawler.urlnorm import key_of, normalize, request_url
 from crawler.visited import OfferedKeys
 
 log = logging.getLogger("crawler")
@@ -249,7 +249,8 @@ class PageProcessor:
     def _page(self, task: FetchTask, response: Response) -> TaskDone:
         text, _encoding = decode_html(response.body, response.content_type)
         page = extract(text)
-        markdown = to_markdown(text, effective_base(response.url, page))
+        base = effective_base(response.url, page)
+        markdown = to_markdown(text, base)
         edges, claims = [], []
         depth = task.depth + 1
         follow = self.config.max_depth is None or depth <= self.config.max_depth
@@ -262,8 +263,7 @@ class PageProcessor:
         fields = {"title": page.title, "markdown": markdown, "fingerprint": fingerprint,
                   "canonical": None, "duplicate_of": None}
         if page.canonical is not None:
-            sent = request_url(page.canonical, effective_base(response.url, page))
-            fields["canonical"] = key_of(sent) if sent is not None else None
+            fields["canonical"] = normalize(page.canonical, base)
         if markdown:  # an exact duplicate is recorded, its Markdown not written twice
             try:
                 first = self.table.first_content(int(fingerprint, 16), task.url)
