@@ -318,13 +318,7 @@ def _probe(label: str, fn):
         try:
             return fn(*args, **kwargs)
         finally:
-            spent = clock() - started
-            sums = _probe_sums()
-            row = sums.get(label)
-            if row is None:
-                row = sums[label] = [0, 0.0]
-            row[0] += 1
-            row[1] += spent
+            _count(label, clock() - started)
     return probed
 
 
@@ -829,13 +823,7 @@ def page_work(root: str, rounds: int, parallel: int) -> dict:
 
 def thread_cpu_ms(fn, items, rounds: int) -> float:
     """Best of ``rounds``: CPU ms of this thread per item."""
-    best = float("inf")
-    for _ in range(rounds):
-        started = time.thread_time()
-        for item in items:
-            fn(item)
-        best = min(best, time.thread_time() - started)
-    return best * 1000 / len(items)
+    return best_ms_per_page(fn, items, rounds, clock=time.thread_time)
 
 
 def profiled_ms(fn, items, builtins: bool) -> float:
