@@ -4,8 +4,9 @@ Usage:
     .venv/bin/python bench/docsite.py [--root /usr/share/doc/python3.11/html] [--workers 2]
                                       [--threads 4] [--out DIR]
 
-Prints the crawl's summary, the requests nginx logged, and the paths requested more than
-once (there should be none). nginx (Debian package nginx or nginx-light) runs with one
+Prints the crawl's summary (with the CPU ms per page of each process role: dispatcher,
+manager, fetchers), the requests nginx logged, and the paths requested more than once
+(there should be none). nginx (Debian package nginx or nginx-light) runs with one
 worker process and its own temporary config; it listens on 127.0.0.1 only.
 """
 
@@ -36,7 +37,7 @@ def main() -> int:
         print("docsite: nginx is not installed (apt-get install nginx-light)", file=sys.stderr)
         return 2
     with Nginx(args.root) as server:
-        out = args.out or os.path.join(server.tmp, "out")
+        out = args.out or os.path.join(server.tmp, "out")  # read before nginx's folder goes
         started = time.monotonic()
         result = subprocess.run(
             [sys.executable, "-m", "crawler", server.url("/index.html"), "--out", out,
@@ -47,18 +48,18 @@ def main() -> int:
             print(result.stderr, file=sys.stderr)
             return result.returncode
         requests = server.requests()
-    with open(os.path.join(out, "summary.json")) as f:
-        summary = json.load(f)
-    twice = {path: n for path, n in requests.items() if n > 1}
-    pages = set()
-    for name in os.listdir(out):
-        if name.startswith("pages-") and name.endswith(".jsonl"):
-            with open(os.path.join(out, name), encoding="utf-8") as f:
-                for line in f:
-                    record = json.loads(line)
-                    if record["markdown"] is not None and not record["error"]:
-                        path = urllib.parse.urlsplit(record["url"]).path
-                        pages.add(urllib.parse.unquote(path).lstrip("/"))
+        with open(os.path.join(out, "summary.json")) as f:
+            summary = json.load(f)
+        twice = {path: n for path, n in requests.items() if n > 1}
+        pages = set()
+        for name in os.listdir(out):
+            if name.startswith("pages-") and name.endswith(".jsonl"):
+                with open(os.path.join(out, name), encoding="utf-8") as f:
+                    for line in f:
+                        record = json.loads(line)
+                        if record["markdown"] is not None and not record["error"]:
+                            path = urllib.parse.urlsplit(record["url"]).path
+                            pages.add(urllib.parse.unquote(path).lstrip("/"))
     expected = reachable_html_pages(args.root, "index.html")
     print(json.dumps({
         "root": args.root, "workers": args.workers, "threads": args.threads,
@@ -67,6 +68,8 @@ def main() -> int:
         "reconciled": summary["reconciled"], "crawl_wall_s": summary["wall_s"],
         "command_wall_s": round(wall, 2), "pages_per_s": summary["pages_per_s"],
         "cpu_s": summary["cpu_s"], "peak_rss_mib": round(summary["peak_rss_bytes"] / 2**20, 1),
+        "cpu_ms_per_page_by_role": {role: round(1000 * row["cpu_s"] / max(summary["pages"], 1), 2)
+                                    for role, row in summary["processes"].items()},
         "server_requests": sum(requests.values()), "distinct_paths": len(requests),
         "paths_requested_twice": twice,
         "reachable_html_pages": len(expected), "records_for_reachable": len(pages & expected),
