@@ -117,7 +117,7 @@ class Dispatcher:
         self._queue_bound = max(1, -(-config.task_queue_size // config.workers))
         self.owner: dict[tuple[str, str], tuple[int, FetchTask]] = {}  # (kind, url) -> holder
         self.load: dict[int, int] = {}  # fetcher id -> tasks given and not reported
-        self.crashes: dict[str, int] = {}  # url -> fetchers that died holding it
+        self.crashes: dict[str, int] = {}  # url -> deaths, for URLs the store has no row for
         self.deaths = 0
         self.seed_keys = config.seed_keys
         self.result_pipes: dict[int, object] = {}  # fetcher id -> read end of its pipe
@@ -426,13 +426,24 @@ class Dispatcher:
                 if state in ("visited", "failed"):  # recorded; only its result was lost
                     self._lost_result(worker_id, task.url, state)
                     continue
-                crashes = self.crashes[task.url] = self.crashes.get(task.url, 0) + 1
-                if crashes >= MAX_CRASHES:
+                if self._bump_crashes(task.url) >= MAX_CRASHES:
                     task = dataclasses.replace(task, kind=KIND_FAIL)
             self.frontier.push(task)
         log.warning("fetcher %d died (exit code %s); %d task(s) it held go back to the frontier; "
                     "a new fetcher takes its place", worker_id, process.exitcode, len(held))
         self._start_fetcher()
+
+    def _bump_crashes(self, url: str) -> int:
+        """Count one more fetcher death while ``url`` was held; returns the count. Kept in
+        the state store (it survives a resume, so a URL that kills fetchers is not given
+        fresh tries by every run); in memory only for a URL the store has no row for."""
+        if self.store is not None:
+            try:
+                return self.store.bump_crashes(url)
+            except KeyError:
+                pass
+        count = self.crashes[url] = self.crashes.get(url, 0) + 1
+        return count
 
     def _undispatch(self, task: FetchTask, now: float) -> None:
         """Undo the dispatch of a task no fetcher will report (taken back from a queue,

@@ -17,6 +17,7 @@ import time
 import psutil
 import pytest
 
+from crawler.state import StateStore
 from crawlutil import read_records
 from siteserver import Route, SiteServer
 
@@ -221,3 +222,9 @@ def test_a_url_that_keeps_killing_fetchers_is_failed_with_the_reason(tmp_path):
     summary = read_summary(out)
     assert (summary["fetcher_deaths"], summary["pages"], summary["failed"]) == (3, 2, 1)
     assert summary["reconciled"] is True
+    store = StateStore.open(str(out))  # the count is in the store, so a resume keeps it
+    try:
+        assert store.crashes_of(site.url("/poison")) == 3
+        assert store.crashes_of(site.url("/a")) == 0
+    finally:
+        store.close()
