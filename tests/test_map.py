@@ -280,3 +280,20 @@ def test_flask_doc_map_pages_equal_the_crawl_pages(tmp_path):
     assert map_gets == report["urls"] + 1 - sum(  # robots.txt; non-HTML sized by HEAD alone
         1 for r in read_records(str(out / "map")).values() if r.get("method") == "HEAD")
     assert all(path.rsplit(".", 1)[-1] not in ("html", "") for path in heads)
+
+
+def test_a_stopped_map_resumes_to_the_full_map(tmp_path):
+    """A map cut by --max-pages, run again without it, resumes from out/map (its
+    records have no Markdown: their outcome field says page or non-HTML)."""
+    out = tmp_path / "out"
+    with SiteServer() as server:
+        mixed_site(server)
+        serve_head(server)
+        first = map_site(config(server, out, max_pages=4, workers=1, threads=1))
+        second = map_site(config(server, out))
+        gets = dict(server.hits)
+    assert (first["urls"], first["complete"]) == (4, False)
+    assert (second["pages"], second["urls"], second["outcomes"], second["complete"]) == \
+        (6, 10, {"page": 6, "non_html": 2, "redirect": 1, "failed": 1}, True)
+    assert second["depth"] == {"0": 1, "1": 4, "2": 1}
+    assert all(n == 1 for path, n in gets.items() if path != "/robots.txt")  # nothing fetched twice
