@@ -21,7 +21,8 @@ from __future__ import annotations
 from crawler.decode import is_html
 
 #: Extensions (lowercase, without the dot) of the last path segment that mark a URL as
-#: probably not HTML: documents, archives, images, audio, video, fonts, binaries, data.
+#: probably not HTML: documents, archives, images, audio, video, fonts, binaries, data,
+#: source code.
 #: ``.tar.gz`` and the like end in ``.gz``, so the last extension decides.
 NON_HTML_EXTENSIONS = frozenset("""
     pdf ps eps djvu epub mobi doc docx odt rtf xls xlsx ods csv tsv ppt pptx odp
@@ -31,6 +32,7 @@ NON_HTML_EXTENSIONS = frozenset("""
     mp3 m4a ogg oga opus wav flac aac mp4 m4v webm mkv avi mov mpg mpeg wmv
     woff woff2 ttf otf eot
     css js mjs json xml rss atom txt md rst
+    py c h cc cpp hpp java rb go rs sh bat ps1 diff patch
 """.split())
 
 
