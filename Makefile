@@ -11,7 +11,7 @@ OUT    := crawls/$(shell date -u +%Y%m%dT%H%M%SZ)
 endif
 ARGS   ?=
 
-.PHONY: crawl test bench venv clean
+.PHONY: crawl map test bench venv clean
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -25,6 +25,13 @@ crawl: $(STAMP)
 	@test -n "$(URL)" || { echo "usage: make crawl URL=http://host/ [OUT=dir] [ARGS='--workers 4']" >&2; exit 2; }
 	@echo "crawl output: $(OUT)"
 	$(PY) -m crawler "$(URL)" --out "$(OUT)" $(ARGS)
+
+# The same walk without conversion: page counts, sections, depths, sizes (OUT/map.json).
+# Give the same OUT to the crawl that follows, so its progress bar gets the total.
+map: $(STAMP)
+	@test -n "$(URL)" || { echo "usage: make map URL=http://host/ [OUT=dir] [ARGS='--workers 4']" >&2; exit 2; }
+	@echo "map output: $(OUT)"
+	$(PY) -m crawler map "$(URL)" --out "$(OUT)" $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest

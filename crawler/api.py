@@ -8,15 +8,20 @@ Output folder after a crawl:
     tree.txt         the site tree, breadth-first from the seed, two spaces per level
     skipped.tsv      URLs claimed but not fetched (page limit or stop), with the reason
     summary.json     counts that reconcile: claimed = visited + failed + skipped
+
+``map_site(config) -> map``: the same walk in map mode, its working files in
+``DIR/map/``, then ``DIR/map.json`` and ``DIR/tree.txt`` (:mod:`crawler.map_report`).
 """
 
 from __future__ import annotations
 
 import collections
+import dataclasses
 import json
 import logging
 import multiprocessing
 import os
+import shutil
 import time
 
 from crawler.config import CrawlConfig
@@ -26,7 +31,7 @@ from crawler.graph import LinkGraph, write_tree
 from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
 from crawler.signals import StopOnSignal, signals_deferred
 from crawler.visited import start_manager
-from crawler import resume
+from crawler import map_report, resume
 from crawler.state import FAILED as FAILED_STATE, VISITED as VISITED_STATE, DiskFrontier, StateStore
 
 log = logging.getLogger("crawler")
@@ -99,9 +104,12 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
             manager = start_manager(ctx)
             table = manager.VisitedTable(config.shards)
             report = resume.prepare(config, store, table)
-            dispatcher = Dispatcher(config, ctx, table, manager, DiskFrontier(store), store)
+            expected = map_report.expected_urls(config) if config.mode == "crawl" else None
+            dispatcher = Dispatcher(config, ctx, table, manager, DiskFrontier(store), store,
+                                    expected_urls=expected)
             if report["resumed"]:
                 dispatcher.counters.restore(store)
+                dispatcher.display.start_at(dispatcher.counters.done)
                 log.info("resuming the crawl in %s: %d URLs were waiting or in flight (%d of them "
                          "recorded, %d links recovered), %d bytes of partial lines cut", config.out_dir,
                          report["in_flight"], report["recorded_unreported"],
@@ -140,6 +148,32 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
         raise SeedFailed(f"seed {config.seed_keys[0]} could not be crawled ({seed_skips[0]}); "
                          f"outputs in {config.out_dir}")
     return summary
+
+
+def map_site(config: CrawlConfig, signals: StopOnSignal | None = None) -> dict:
+    """Map the site: walk it as :func:`crawl` does, with ``mode="map"`` (nothing
+    converted, non-HTML links sized with HEAD), then derive the map.
+
+    The walk's files go to ``config.out_dir/map/`` (a stopped map resumes from there;
+    ``config.restart`` starts it over); at its end ``map.json`` and ``tree.txt`` are
+    written in ``config.out_dir``.
+
+    Returns:
+        the ``map.json`` dict (:func:`crawler.map_report.build_map`).
+
+    Raises:
+        the errors of :func:`crawl` (ConfigError, OutputError, SeedFailed, ...,
+        KeyboardInterrupt after a second signal); then no ``map.json`` is written.
+    """
+    config = config.validated()
+    prepare_output(config.out_dir)
+    walk = dataclasses.replace(config, mode="map",
+                               out_dir=os.path.join(config.out_dir, map_report.MAP_DIR))
+    summary = crawl(walk, signals)
+    report = map_report.build_map(walk, walk.out_dir, summary)
+    map_report.write_map(report, config.out_dir)
+    shutil.copyfile(os.path.join(walk.out_dir, "tree.txt"), os.path.join(config.out_dir, "tree.txt"))
+    return report
 
 
 #: Skip reason of in-scope links of recorded pages that an abort left unclaimed.

@@ -1,6 +1,7 @@
-"""Command line: ``python -m crawler URL [options]``. Parses arguments, builds a
-:class:`crawler.config.CrawlConfig`, calls :func:`crawler.api.crawl`, maps errors to
-exit codes. No crawl logic lives here.
+"""Command line: ``python -m crawler [crawl | map] URL [options]``. Parses arguments,
+builds a :class:`crawler.config.CrawlConfig`, calls :func:`crawler.api.crawl` (``crawl``,
+the default when the first argument is a URL) or :func:`crawler.api.map_site` (``map``:
+prints the map), maps errors to exit codes. No crawl logic lives here.
 
 Exit codes: 0 the crawl completed (or was stopped cleanly), 2 bad input or a fatal error
 (one line on stderr, no traceback).
@@ -15,7 +16,7 @@ import math
 import sys
 
 from crawler import __version__
-from crawler.config import DEFAULT_SHARDS, DEFAULT_THREADS, CrawlConfig, default_workers
+from crawler.config import DEFAULT_SHARDS, DEFAULT_THREADS, MODES, CrawlConfig, default_workers
 from crawler.errors import ConfigError, CrawlerError
 from crawler.signals import StopOnSignal
 from crawler.urlnorm import request_url
@@ -56,7 +57,11 @@ def build_parser() -> argparse.ArgumentParser:
     """The argument parser; ``--help`` lists every option with its default."""
     p = _Parser(
         prog="python -m crawler",
-        description="Crawl a website into one Markdown record per page, a link graph and a site tree.")
+        description="Crawl a website into one Markdown record per page, a link graph and a site tree.",
+        epilog="Commands: 'python -m crawler crawl URL' is 'python -m crawler URL'; "
+               "'python -m crawler map URL' walks the same links without converting anything "
+               "and writes OUT/map.json and OUT/tree.txt (a later crawl in OUT uses it for "
+               "its progress total).")
     p.add_argument("seeds", nargs="+", metavar="URL", help="seed URL(s), http or https")
     p.add_argument("--out", default="crawl-out", help="output folder, created if missing (default: %(default)s)")
     p.add_argument("--workers", type=_positive_int, default=default_workers(),
@@ -143,7 +148,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         obey_robots=not args.ignore_robots, per_host=args.per_host, delay_s=args.delay,
         retries=args.retries, max_retry_wait_s=args.max_retry_wait,
         max_url_length=args.max_url_length, max_query_variants=args.max_query_variants,
-        sitemaps=args.sitemaps, restart=args.restart,
+        sitemaps=args.sitemaps, restart=args.restart, mode=getattr(args, "mode", "crawl"),
         max_memory_bytes=args.max_memory * 2**20 if args.max_memory else None,
         progress="off" if args.quiet else "bar" if sys.stderr.isatty() else "log",
     ).validated()
@@ -166,9 +171,14 @@ def _main(argv, signals: StopOnSignal) -> int:
     from crawler.api import crawl  # imported here so --help stays fast
     from crawler.progress import summary_table
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    mode = argv.pop(0) if argv and argv[0] in MODES else "crawl"
     args = build_parser().parse_args(argv)
+    args.mode = mode
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.INFO,
                         format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    if mode == "map":
+        return _map(args, signals)
     try:
         config = config_from_args(args)
         summary = crawl(config, signals)
@@ -184,4 +194,23 @@ def _main(argv, signals: StopOnSignal) -> int:
               file=sys.stderr)
     print(json.dumps({k: summary[k] for k in keys}))
     print(f"output: {config.out_dir}")
+    return EXIT_OK
+
+
+def _map(args: argparse.Namespace, signals: StopOnSignal) -> int:
+    """``python -m crawler map``: walk, then print the map on stdout."""
+    from crawler.api import map_site
+    from crawler.map_report import format_map
+
+    try:
+        config = config_from_args(args)
+        report = map_site(config, signals)
+    except CrawlerError as exc:
+        print(f"crawler: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    if report["stopped"]:
+        print(f"crawler: stopped ({report['stopped']}); run the same command again to resume",
+              file=sys.stderr)
+    print(format_map(report))
+    print(f"output: {config.out_dir} (map.json, tree.txt)")
     return EXIT_OK

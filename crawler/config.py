@@ -32,6 +32,8 @@ MAX_SITEMAP_LEVELS = 3
 MAX_SITEMAPS = 1000
 MAX_SHARDS = 2 ** 20
 MAX_BODY_BYTES = 2 ** 40
+#: What a run does: ``crawl`` writes pages; ``map`` only walks the links and counts.
+MODES = ("crawl", "map")
 
 
 def default_workers() -> int:
@@ -98,6 +100,9 @@ class CrawlConfig:
         max_query_variants: most URLs with a query per path (scheme, host and path):
             further ones are skipped (a calendar's endless ``?month=`` links); ``None``:
             unlimited.
+        mode: ``"crawl"`` (fetch and convert every page) or ``"map"`` (:data:`MODES`):
+            walk the same links with the same rules, convert nothing, size non-HTML
+            links with ``HEAD`` (see :mod:`crawler.probe` and :mod:`crawler.map_report`).
     """
 
     seeds: tuple[str, ...]
@@ -133,6 +138,7 @@ class CrawlConfig:
     sitemaps: bool = False
     restart: bool = False
     max_memory_bytes: int | None = None
+    mode: str = "crawl"
 
     @property
     def seed_keys(self) -> tuple[str, ...]:
@@ -180,6 +186,8 @@ class CrawlConfig:
             raise ConfigError(f"--shards must be a power of two up to {MAX_SHARDS}, got {self.shards}")
         if self.progress not in ("log", "bar", "off"):
             raise ConfigError(f"unknown progress display {self.progress!r}")
+        if self.mode not in MODES:
+            raise ConfigError(f"unknown mode {self.mode!r} (one of {', '.join(MODES)})")
         if self.start_method not in (None, "fork", "spawn", "forkserver"):
             raise ConfigError(f"unknown start method {self.start_method!r}")
         for pattern in self.include + self.exclude:

@@ -100,9 +100,13 @@ class Dispatcher:
             disk: no resume). With a store, every URL's state goes to disk, committed
             every :data:`COMMIT_INTERVAL_S`, and the frontier should be a
             :class:`crawler.state.DiskFrontier` on it.
+        expected_urls: URLs the crawl is expected to finish (from a map:
+            :func:`crawler.map_report.expected_urls`), the progress display's total;
+            None: ``config.max_pages`` (or no total).
     """
 
-    def __init__(self, config, ctx, table, manager=None, frontier=None, store=None) -> None:
+    def __init__(self, config, ctx, table, manager=None, frontier=None, store=None,
+                 expected_urls: int | None = None) -> None:
         self.config = config
         self.ctx = ctx
         self.table = table
@@ -139,7 +143,9 @@ class Dispatcher:
         self._next_liveness_check = 0.0
         self._next_worker_id = 0
         self._started_at = time.monotonic()
-        self.display = Progress(config.progress, config.max_pages, config.progress_interval_s)
+        self.display = Progress(config.progress,
+                                config.max_pages if expected_urls is None else expected_urls,
+                                config.progress_interval_s)
         self._next_progress = self._started_at + self.display.interval_s
         self.politeness = Politeness(config.per_host, config.delay_s, config.max_crawl_delay_s,
                                      config.user_agent or DEFAULT_USER_AGENT, config.obey_robots)

@@ -148,6 +148,10 @@ class Response:
         elapsed_ms: wall-clock milliseconds from request to last byte.
         retry_after: the ``Retry-After`` header as sent, or None.
         date: the ``Date`` header as sent, or None (a Retry-After date is relative to it).
+        content_length: the ``Content-Length`` header as a number of bytes (RFC 9110
+            §8.6: of the content as sent, before gzip is undone), or None when absent or
+            not a number.
+        method: the request method, ``"GET"`` or ``"HEAD"``.
     """
 
     url: str
@@ -159,6 +163,8 @@ class Response:
     elapsed_ms: float
     retry_after: str | None = None
     date: str | None = None
+    content_length: int | None = None
+    method: str = "GET"
 
 
 class HttpClient:
@@ -191,9 +197,15 @@ class HttpClient:
         return cls(config.user_agent, config.connect_timeout_s, config.read_timeout_s,
                    config.total_timeout_s, config.max_body_bytes)
 
-    def get(self, url: str, max_body_bytes: int | None = None) -> Response:
+    def get(self, url: str, max_body_bytes: int | None = None, *, method: str = "GET",
+            body_wanted=None) -> Response:
         """GET ``url`` without following redirects; the body is cut at
         ``max_body_bytes`` (default: the client's).
+
+        ``method="HEAD"`` sends a HEAD instead (RFC 9110 §9.3.2: the headers a GET would
+        get, no body). ``body_wanted``, a function of the Content-Type header (or None),
+        decides after the headers whether the body is read at all; when it says no, the
+        body is left unread (``b""``) and the connection closed.
 
         Raises:
             FetchError: no complete response (see :attr:`FetchError.reason`).
@@ -205,7 +217,8 @@ class HttpClient:
         _ACTIVE.deadline = deadline
         timer.start()
         try:
-            response = self._get(url, started, max_body_bytes or self.max_body_bytes)
+            response = self._get(url, started, max_body_bytes or self.max_body_bytes,
+                                 method, body_wanted)
         except FetchError as exc:
             if deadline.expired and exc.reason != "timeout":
                 raise FetchError("timeout", f"no complete response after {self.total_timeout_s:g} s") from exc
@@ -219,10 +232,19 @@ class HttpClient:
             timer.cancel()
             _ACTIVE.deadline = None
 
-    def _get(self, url: str, started: float, cap: int) -> Response:
+    def head(self, url: str) -> Response:
+        """HEAD ``url`` (see :meth:`get`): status and headers, never a body.
+
+        Raises:
+            FetchError: no complete response.
+        """
+        return self.get(url, method="HEAD", body_wanted=_no_body)
+
+    def _get(self, url: str, started: float, cap: int, method: str = "GET",
+             body_wanted=None) -> Response:
         """:meth:`get` without the watchdog; translates every foreign exception."""
         try:
-            prepared = self.session.prepare_request(requests.Request("GET", url))
+            prepared = self.session.prepare_request(requests.Request(method, url))
             prepared.url = url  # already normalized; requests would drop an empty query
             settings = dict(self._environment_settings(url), stream=True)
             with self.session.send(prepared, allow_redirects=False, timeout=self.timeout,
@@ -231,12 +253,15 @@ class HttpClient:
                 location = self.session.get_redirect_target(resp)
                 if location is not None:
                     body, truncated = b"", False
+                elif body_wanted is not None and not body_wanted(resp.headers.get("Content-Type")):
+                    body, truncated = b"", False
                 else:
                     body, truncated = self._read_body(resp.raw, cap)
                 return Response(url, resp.status_code, resp.headers.get("Content-Type"),
                                 location, body, truncated,
                                 (time.monotonic() - started) * 1000.0,
-                                resp.headers.get("Retry-After"), resp.headers.get("Date"))
+                                resp.headers.get("Retry-After"), resp.headers.get("Date"),
+                                _content_length(resp.headers.get("Content-Length")), method)
         except FetchError:
             raise
         except (requests.Timeout, urllib3.exceptions.TimeoutError) as exc:
@@ -287,6 +312,17 @@ class HttpClient:
     def close(self) -> None:
         """Close the session's connection pool."""
         self.session.close()
+
+
+def _no_body(_content_type) -> bool:
+    """``body_wanted`` of a HEAD: there is no body to read."""
+    return False
+
+
+def _content_length(value: str | None) -> int | None:
+    """A ``Content-Length`` header as a number (RFC 9110 §8.6: digits only), else None."""
+    value = (value or "").strip()
+    return int(value) if value.isdigit() else None
 
 
 def _more_follows(raw) -> bool:

@@ -4,7 +4,10 @@ The dispatcher calls :meth:`Progress.update` from its loop; the display decides 
 draw. On a terminal (``mode="bar"``) tqdm draws one line with URLs done, the rate, and,
 when ``--max-pages`` bounds the crawl, the total and an ETA; the postfix has pages,
 failures, frontier, in flight and memory of all processes. Elsewhere (``mode="log"``:
-output to a file or a pipe) one log line every ``interval_s`` seconds. ``mode="off"``
+output to a file or a pipe) one log line every ``interval_s`` seconds, with ``done/total``
+and an ETA when the total is known. The total is ``--max-pages``, or the URLs of a map
+of the same site (:func:`crawler.map_report.expected_urls`). The rate and the ETA count
+only this run's URLs (:meth:`Progress.start_at`), so a resumed crawl's are true too. ``mode="off"``
 (``--quiet``) shows nothing. tqdm is used rather than a hand-drawn bar: it handles
 terminal width, rate smoothing and ETA.
 """
@@ -52,11 +55,21 @@ class Progress:
             raise ValueError(f"progress mode must be one of {MODES}, got {mode!r}")
         self.mode = mode
         self.interval_s = interval_s if mode == "log" else 0.5
+        self.total = total
+        self.initial = 0
         self._bar = None
         if mode == "bar":
             from tqdm import tqdm
             self._bar = tqdm(total=total, unit=" URL", dynamic_ncols=True, file=stream or sys.stderr,
                              mininterval=0.5, smoothing=0.1, leave=True)
+
+    def start_at(self, done: int) -> None:
+        """Count ``done`` URLs finished by earlier runs (a resume): shown in the count,
+        left out of the rate and the ETA."""
+        self.initial = done
+        if self._bar is not None:
+            self._bar.initial = self._bar.n = done
+            self._bar.last_print_n = done
 
     def update(self, stats: ProgressStats) -> None:
         """Show ``stats`` (the caller rate-limits to :attr:`interval_s`)."""
@@ -67,8 +80,15 @@ class Progress:
                 f"pages {stats.pages} | failed {stats.failed} | frontier {stats.frontier} | "
                 f"in flight {stats.in_flight} | {memory:.0f} MiB", refresh=False)
             self._bar.refresh()
+        elif self.mode == "log" and self.total is not None:
+            rate = (stats.done - self.initial) / max(stats.elapsed_s, 1e-9)
+            left = max(self.total - stats.done, 0)
+            eta = f"ETA {left / rate:.0f} s" if rate > 0 else "ETA unknown"
+            log.info("done %d/%d (pages %d, failed %d) | frontier %d | in flight %d | %.1f URLs/s | "
+                     "%s | memory %.0f MiB", stats.done, self.total, stats.pages, stats.failed,
+                     stats.frontier, stats.in_flight, rate, eta, memory)
         elif self.mode == "log":
-            rate = stats.done / max(stats.elapsed_s, 1e-9)
+            rate = (stats.done - self.initial) / max(stats.elapsed_s, 1e-9)
             log.info("done %d (pages %d, failed %d) | frontier %d | in flight %d | %.1f URLs/s | "
                      "memory %.0f MiB", stats.done, stats.pages, stats.failed, stats.frontier,
                      stats.in_flight, rate, memory)

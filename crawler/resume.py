@@ -87,11 +87,14 @@ def cut_partial_line(path: str) -> int:
 
 def outcome_of(record: dict) -> tuple[str, str]:
     """(state, reason) a record stands for: failed with its error, else visited with
-    its outcome ("redirect", "non_html" or "page")."""
+    its outcome ("redirect", "non_html" or "page"). A map's record (no Markdown ever)
+    says its outcome in ``outcome``."""
     if record.get("error"):
         return FAILED, record["error"]
     if record.get("final_url") != record["url"]:
         return VISITED, "redirect"
+    if record.get("outcome") in ("non_html", "page"):
+        return VISITED, record["outcome"]
     if record.get("markdown") is None and record.get("duplicate_of") is None:
         return VISITED, "non_html"
     return VISITED, "page"

@@ -10,6 +10,12 @@ start method.
 For each task the fetcher writes the record (and its edges) itself, then settles the URL
 in the visited table and claims the page's in-scope links in the same round trip, and
 sends the dispatcher only the links it won.
+
+In map mode (``config.mode == "map"``) the same steps run without the conversion: HTML
+is decoded and its links extracted and claimed exactly as in a crawl, but no Markdown is
+made and no content fingerprint registered; a URL that is probably not HTML is asked
+with HEAD first and a non-HTML body is never read (:mod:`crawler.probe`). Map records
+add ``outcome`` and ``content_length``.
 """
 
 from __future__ import annotations
@@ -27,6 +33,7 @@ from crawler.extract import effective_base, extract, link_targets
 from crawler.fetch import FetchError, HttpClient, Response
 from crawler.graph import LINK, REDIRECT as REDIRECT_EDGE
 from crawler.markdown import to_markdown
+from crawler.probe import body_needed, head_decides, probably_not_html
 from crawler.messages import (
     CRASHED, DEFERRED, FAILED, KIND_FAIL, KIND_ROBOTS, KIND_SITEMAP, NON_HTML, PAGE, REDIRECT, RETRY, ROBOTS, SITEMAP,
     STOP, FetchTask, TaskDone)
@@ -82,6 +89,7 @@ class PageProcessor:
         # origin -> monotonic time its Retry-After ends, as seen by this process: tasks
         # of that origin already queued are sent back unrequested until then
         self.paused: dict[str, float] = {}
+        self.mapping = config.mode == "map"
 
     def run(self, task: FetchTask, client: HttpClient) -> TaskDone:
         """Fetch ``task`` and settle it; never raises for a bad page or server.
@@ -101,7 +109,7 @@ class PageProcessor:
         if wait > 0:
             return TaskDone(self.worker_id, task.url, RETRY, None, DEFERRED, retry_after_s=wait)
         try:
-            response = self._get(task, client)
+            response = self._map_get(task, client) if self.mapping else self._get(task, client)
         except FetchError as exc:
             if is_transient(None, exc.reason) and task.attempt < self.config.retries:
                 return TaskDone(self.worker_id, task.url, RETRY, None, exc.reason)
@@ -120,7 +128,7 @@ class PageProcessor:
                 reason += f" (Retry-After {wait:g} s is over --max-retry-wait)"
             return self._fail(task, reason, response)
         if not is_html_response(response.content_type, response.body):
-            return self._finish(task, NON_HTML, response, {}, ())
+            return self._finish(task, NON_HTML, response, self._map_fields(NON_HTML, response), ())
         return self._page(task, response)
 
     def _robots(self, task: FetchTask, client: HttpClient) -> TaskDone:
@@ -170,18 +178,38 @@ class PageProcessor:
         return TaskDone(self.worker_id, task.url, SITEMAP, response.status, sitemap.error,
                         len(response.body), tuple(t for t, w in zip(tasks, won) if w))
 
-    def _get(self, task: FetchTask, client: HttpClient) -> Response:
+    def _map_get(self, task: FetchTask, client: HttpClient) -> Response:
+        """Map mode's fetch (:mod:`crawler.probe`): HEAD first for a URL that is
+        probably not HTML, kept when it decides the outcome; else :meth:`_get`, reading
+        the body only when it may be HTML."""
+        if probably_not_html(task.fetch_url):
+            try:
+                head = client.head(task.fetch_url)
+            except FetchError:  # HEAD failed: the GET a crawl sends decides
+                head = None
+            if head is not None and head_decides(head.status, head.content_type, head.location):
+                return head
+        return self._get(task, client, body_needed)
+
+    def _map_fields(self, outcome: str, response: Response) -> dict:
+        """The record fields map mode adds (none in a crawl)."""
+        if not self.mapping:
+            return {}
+        return {"outcome": outcome, "content_length": response.content_length,
+                "method": response.method}
+
+    def _get(self, task: FetchTask, client: HttpClient, body_wanted=None) -> Response:
         """GET the task's URL. A redirect to another spelling of the same key (the
         server's own query order) is the same resource: follow it here, at most
         ``max_redirects`` times and never to a spelling already tried."""
         tried = [task.fetch_url]
-        response = client.get(tried[-1])
+        response = client.get(tried[-1], body_wanted=body_wanted)
         while response.location is not None and len(tried) <= self.config.max_redirects:
             sent = request_url(response.location, response.url)
             if sent is None or sent in tried or key_of(sent) != task.url:
                 break
             tried.append(sent)
-            response = client.get(sent)
+            response = client.get(sent, body_wanted=body_wanted)
         return response
 
     def _record(self, task: FetchTask, response: Response | None, **fields) -> dict:
@@ -250,7 +278,7 @@ class PageProcessor:
         text, _encoding = decode_html(response.body, response.content_type)
         page = extract(text)
         base = effective_base(response.url, page)
-        markdown = to_markdown(text, base)
+        markdown = None if self.mapping else to_markdown(text, base)
         edges, claims = [], []
         depth = task.depth + 1
         follow = self.config.max_depth is None or depth <= self.config.max_depth
@@ -259,9 +287,9 @@ class PageProcessor:
             edges.append((task.url, link, LINK, in_scope))
             if in_scope and follow and link != task.url:
                 claims.append(FetchTask(link, depth, task.url, (), _unless_key(sent, link)))
-        fingerprint = markdown_fingerprint(markdown)
+        fingerprint = None if self.mapping else markdown_fingerprint(markdown)
         fields = {"title": page.title, "markdown": markdown, "fingerprint": fingerprint,
-                  "canonical": None, "duplicate_of": None}
+                  "canonical": None, "duplicate_of": None, **self._map_fields(PAGE, response)}
         if page.canonical is not None:
             fields["canonical"] = normalize(page.canonical, base)
         if markdown:  # an exact duplicate is recorded, its Markdown not written twice

@@ -97,3 +97,22 @@ def test_a_crawl_on_a_terminal_draws_the_bar_and_the_table(tmp_path):
     assert "2/5" in shown and "pages 2 | failed 0" in shown  # the bar, with --max-pages as total
     assert "reconciled       True" in shown.replace("\r", "")  # the table at the end
     assert stdout.decode().startswith('{"pages": 2')
+
+
+def test_log_mode_with_a_total_shows_it_and_an_eta_of_this_run(caplog):
+    display = Progress("log", total=24, interval_s=7.0)
+    display.start_at(2)  # a resume: 2 URLs were done by an earlier run
+    with caplog.at_level(logging.INFO, logger="crawler"):
+        display.update(STATS)  # 4 done: 2 in this run's 2.0 s, 20 left at 1.0 URLs/s
+    assert caplog.messages == ["done 4/24 (pages 3, failed 1) | frontier 12 | in flight 2 | "
+                               "1.0 URLs/s | ETA 20 s | memory 300 MiB"]
+
+
+def test_bar_of_a_resumed_crawl_counts_earlier_urls_but_not_in_its_rate():
+    stream = io.StringIO()
+    bar = Progress("bar", total=10, stream=stream)
+    bar.start_at(3)
+    assert (bar._bar.n, bar._bar.initial) == (3, 3)
+    bar.update(STATS)
+    bar.close()
+    assert "4/10" in stream.getvalue()
