@@ -98,6 +98,9 @@ class CrawlConfig:
         max_query_variants: most URLs with a query per path (scheme, host and path):
             further ones are skipped (a calendar's endless ``?month=`` links); ``None``:
             unlimited.
+        keep_boilerplate: convert the whole page to Markdown; by default only its main
+            content is (:func:`crawler.content.main_content`: navigation, header,
+            footer, sidebars and cookie banners stripped).
     """
 
     seeds: tuple[str, ...]
@@ -133,6 +136,7 @@ class CrawlConfig:
     sitemaps: bool = False
     restart: bool = False
     max_memory_bytes: int | None = None
+    keep_boilerplate: bool = False
 
     @property
     def seed_keys(self) -> tuple[str, ...]:

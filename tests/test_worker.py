@@ -95,7 +95,7 @@ def test_html_page_record_edges_and_discovered(make):
     assert set(record) == {"url", "request_url", "final_url", "status", "content_type", "depth", "parent",
                            "redirect_chain", "title", "markdown", "fingerprint", "fetched_at",
                            "elapsed_ms", "bytes", "truncated", "attempts", "error", "canonical",
-                           "duplicate_of"}
+                           "duplicate_of", "content"}
     assert record["url"] == record["final_url"] == record["request_url"] == u("/")
     assert record["status"] == 200
     assert record["content_type"] == "text/html; charset=utf-8"
