@@ -424,7 +424,7 @@ def test_a_table_failure_after_the_record_is_written_writes_no_second_record(mak
     done = results.get(timeout=WAIT_S)
     assert (done.outcome, done.error, done.table_failed, done.discovered) == (PAGE, None, True, ())
     assert [r["url"] for r in h.records()] == [u("/")]  # one record, the real one
-    assert h.records()[0]["markdown"] == "T\n\ntext" and h.records()[0]["error"] is None
+    assert h.records()[0]["markdown"] == "text" and h.records()[0]["error"] is None
 
 
 def _links_page(*paths: str) -> str:
