@@ -47,6 +47,7 @@ bench: $(STAMP)
 	$(PY) bench/realsite.py && \
 	$(PY) bench/profile_crawl.py && \
 	$(PY) bench/memory.py && \
+	$(PY) bench/content.py && \
 	echo "make bench: $$(( $$(date +%s) - started )) s"
 
 clean:

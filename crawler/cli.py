@@ -123,6 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--restart", action="store_true",
                    help="delete the outputs and state already in --out and start over "
                         "(default: resume the crawl found there)")
+    p.add_argument("--keep-boilerplate", action="store_true",
+                   help="convert the whole page to Markdown (default: only its main content, "
+                        "without navigation, header, footer, sidebars and cookie banners)")
     p.add_argument("--quiet", action="store_true", help="no progress lines, only errors")
     p.add_argument("--version", action="version", version=f"crawler {__version__}")
     return p
@@ -151,6 +154,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         sitemaps=args.sitemaps, restart=args.restart, mode=getattr(args, "mode", "crawl"),
         max_memory_bytes=args.max_memory * 2**20 if args.max_memory else None,
         progress="off" if args.quiet else "bar" if sys.stderr.isatty() else "log",
+        keep_boilerplate=args.keep_boilerplate,
     ).validated()
 
 

@@ -103,6 +103,9 @@ class CrawlConfig:
         mode: ``"crawl"`` (fetch and convert every page) or ``"map"`` (:data:`MODES`):
             walk the same links with the same rules, convert nothing, size non-HTML
             links with ``HEAD`` (see :mod:`crawler.probe` and :mod:`crawler.map_report`).
+        keep_boilerplate: convert the whole page to Markdown; by default only its main
+            content is (:func:`crawler.content.main_content`: navigation, header,
+            footer, sidebars and cookie banners stripped).
     """
 
     seeds: tuple[str, ...]
@@ -139,6 +142,7 @@ class CrawlConfig:
     restart: bool = False
     max_memory_bytes: int | None = None
     mode: str = "crawl"
+    keep_boilerplate: bool = False
 
     @property
     def seed_keys(self) -> tuple[str, ...]:

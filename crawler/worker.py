@@ -28,6 +28,7 @@ import time
 
 import xxhash
 
+from crawler.content import main_content
 from crawler.decode import decode_html, is_html_response
 from crawler.extract import effective_base, extract, link_targets
 from crawler.fetch import FetchError, HttpClient, Response
@@ -58,6 +59,17 @@ def utc_now_iso() -> str:
 def markdown_fingerprint(markdown: str) -> str:
     """16 hex digits of the xxh3-64 hash of the Markdown's UTF-8 bytes."""
     return xxhash.xxh3_64_hexdigest(markdown.encode("utf-8"))
+
+
+def page_markdown(text: str, base: str, keep_boilerplate: bool = False) -> tuple[str, str]:
+    """Markdown of a decoded HTML page and what was converted: ``"main"`` (the main
+    content, :func:`crawler.content.main_content`) or ``"page"`` (the whole page: with
+    ``keep_boilerplate``, or when no main content was found)."""
+    if not keep_boilerplate:
+        selected = main_content(text)
+        if selected is not None:
+            return to_markdown(selected, base), "main"
+    return to_markdown(text, base), "page"
 
 
 class RecordWritten(Exception):
@@ -227,6 +239,7 @@ class PageProcessor:
             "fingerprint": None,
             "canonical": None,
             "duplicate_of": None,
+            "content": None,
             "fetched_at": utc_now_iso(),
             "elapsed_ms": round(response.elapsed_ms, 1) if response else None,
             "bytes": len(response.body) if response else 0,
@@ -278,7 +291,8 @@ class PageProcessor:
         text, _encoding = decode_html(response.body, response.content_type)
         page = extract(text)
         base = effective_base(response.url, page)
-        markdown = None if self.mapping else to_markdown(text, base)
+        markdown, content = (None, None) if self.mapping else \
+            page_markdown(text, base, self.config.keep_boilerplate)
         edges, claims = [], []
         depth = task.depth + 1
         follow = self.config.max_depth is None or depth <= self.config.max_depth
@@ -289,7 +303,8 @@ class PageProcessor:
                 claims.append(FetchTask(link, depth, task.url, (), _unless_key(sent, link)))
         fingerprint = None if self.mapping else markdown_fingerprint(markdown)
         fields = {"title": page.title, "markdown": markdown, "fingerprint": fingerprint,
-                  "canonical": None, "duplicate_of": None, **self._map_fields(PAGE, response)}
+                  "canonical": None, "duplicate_of": None, "content": content,
+                  **self._map_fields(PAGE, response)}
         if page.canonical is not None:
             fields["canonical"] = normalize(page.canonical, base)
         if markdown:  # an exact duplicate is recorded, its Markdown not written twice

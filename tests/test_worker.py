@@ -95,7 +95,7 @@ def test_html_page_record_edges_and_discovered(make):
     assert set(record) == {"url", "request_url", "final_url", "status", "content_type", "depth", "parent",
                            "redirect_chain", "title", "markdown", "fingerprint", "fetched_at",
                            "elapsed_ms", "bytes", "truncated", "attempts", "error", "canonical",
-                           "duplicate_of"}
+                           "duplicate_of", "content"}
     assert record["url"] == record["final_url"] == record["request_url"] == u("/")
     assert record["status"] == 200
     assert record["content_type"] == "text/html; charset=utf-8"
@@ -424,7 +424,7 @@ def test_a_table_failure_after_the_record_is_written_writes_no_second_record(mak
     done = results.get(timeout=WAIT_S)
     assert (done.outcome, done.error, done.table_failed, done.discovered) == (PAGE, None, True, ())
     assert [r["url"] for r in h.records()] == [u("/")]  # one record, the real one
-    assert h.records()[0]["markdown"] == "T\n\ntext" and h.records()[0]["error"] is None
+    assert h.records()[0]["markdown"] == "text" and h.records()[0]["error"] is None
 
 
 def _links_page(*paths: str) -> str:

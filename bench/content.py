@@ -1,0 +1,191 @@
+"""Extra CPU per page of main-content selection (crawler/content.py), over a folder of HTML.
+
+Usage:
+    .venv/bin/python bench/content.py [--root /usr/share/doc/python3.11/html] [--rounds 2]
+    .venv/bin/python bench/content.py --compare [--root DIR]   # the extractor comparison
+    (BENCH_QUICK=1: one round; results also in bench/results/content.json)
+
+Reads every ``.html`` file under ``--root`` into memory, then times (process CPU, best of
+``--rounds``) the selection (:func:`crawler.content.main_content`), html2text on what it
+selects and html2text on the whole page; prints the net extra CPU per page (selection +
+Markdown of the selection - Markdown of the whole page) and the share of Markdown
+characters removed.
+
+``--compare`` measures each candidate against the Sphinx main element (``role=main``) of
+every page: share of its words found (multiset), of its ``p``/``pre``/``h1-h6``/``dt``/
+``td``/``th`` blocks found verbatim (whitespace collapsed, pilcrows ignored), the same on
+link-dense pages (link text over half the main element's text), the share of words outside
+the main element that survive (nav), the Markdown code blocks, tables, headings and links
+kept, and CPU ms per page of the selection (results in bench/results/content_compare.json).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import re
+import sys
+import time
+
+import lxml.html
+
+from crawler.content import main_content
+from crawler.decode import decode_html
+from crawler.markdown import to_markdown
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from page_work import best_ms_per_page  # noqa: E402
+
+WORD = re.compile(r"\w+")
+BLOCKS = ("p", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "dt", "th", "td")
+ROLE_MAIN = re.compile(r'\srole="main"')
+
+
+def load(root: str) -> list[tuple[str, str]]:
+    pages = []
+    for folder, _, files in os.walk(root, followlinks=True):
+        for name in files:
+            if name.endswith(".html"):
+                path = os.path.join(folder, name)
+                with open(path, "rb") as f:
+                    pages.append(("http://127.0.0.1/" + os.path.relpath(path, root),
+                                  decode_html(f.read(), "text/html")[0]))
+    return sorted(pages)
+
+
+def _readability(html, url):
+    import readability
+    return readability.Document(html, url=url).summary(html_partial=True)
+
+
+def _trafilatura(html, url):
+    import trafilatura
+    return trafilatura.extract(html, output_format="html", include_links=True, include_tables=True,
+                               include_formatting=True, include_comments=False, favor_recall=True,
+                               deduplicate=False)
+
+
+CANDIDATES = {
+    "readability-lxml": _readability,
+    "trafilatura": _trafilatura,
+    "crawler.content": lambda html, url: main_content(html),
+    "trafilatura, role=main removed": lambda html, url: _trafilatura(ROLE_MAIN.sub("", html), url),
+    "crawler.content, role=main removed": lambda html, url: main_content(ROLE_MAIN.sub("", html)),
+}
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.replace("\u00b6", " ").split())
+
+
+def _text(html: str | None) -> str:
+    if not html:
+        return ""
+    root = lxml.html.document_fromstring(html)
+    for bad in root.xpath("//script|//style|//head"):
+        bad.drop_tree()
+    return root.text_content()
+
+
+def _md_counts(md: str) -> dict:
+    lines = md.split("\n")
+    return {"code": sum(x.lstrip().startswith("```") for x in lines) // 2,
+            "table": sum(x.startswith("| ---") for x in lines),
+            "heading": sum(bool(re.match(r"#+ ", x)) for x in lines), "link": md.count("](")}
+
+
+def compare(pages) -> dict:
+    refs = []
+    for url, html in pages:
+        main = lxml.html.document_fromstring(html).xpath("//*[@role='main']")[0]
+        text = main.text_content()
+        links = sum(len(a.text_content()) for a in main.iter("a"))
+        refs.append({"words": collections.Counter(WORD.findall(text)),
+                     "blocks": [b for b in (_norm(e.text_content()) for e in main.iter(*BLOCKS)) if b],
+                     "chrome": collections.Counter(WORD.findall(_text(html))) - collections.Counter(WORD.findall(text)),
+                     "dense": links > 0.5 * max(1, len(_norm(text))),
+                     "md": _md_counts(to_markdown(lxml.html.tostring(main, encoding="unicode"), url))})
+    results = {}
+    for name, fn in CANDIDATES.items():
+        cpu, agg = 0.0, collections.Counter()
+        for (url, html), ref in zip(pages, refs):
+            started = time.process_time()
+            out = fn(html, url)
+            cpu += time.process_time() - started
+            out = out or html  # nothing selected: the whole page
+            text = _text(out)
+            words = collections.Counter(WORD.findall(text))
+            prefix = "dense " if ref["dense"] else ""
+            agg[prefix + "words"] += sum(ref["words"].values())
+            agg[prefix + "words found"] += sum((words & ref["words"]).values())
+            flat = _norm(text)
+            agg[prefix + "blocks"] += len(ref["blocks"])
+            agg[prefix + "blocks found"] += sum(b in flat for b in ref["blocks"])
+            agg["chrome"] += sum(ref["chrome"].values())
+            agg["chrome kept"] += sum(((words - ref["words"]) & ref["chrome"]).values())
+            md = _md_counts(to_markdown(out, url))
+            for key, n in ref["md"].items():
+                agg["md " + key] += n
+                agg["md kept " + key] += min(n, md[key])
+        row = {"words": agg["words found"] / max(1, agg["words"]),
+               "blocks": agg["blocks found"] / max(1, agg["blocks"]),
+               "link-dense words": agg["dense words found"] / max(1, agg["dense words"]),
+               "link-dense blocks": agg["dense blocks found"] / max(1, agg["dense blocks"]),
+               "nav kept": agg["chrome kept"] / max(1, agg["chrome"]),
+               **{key: f"{agg['md kept ' + key]}/{agg['md ' + key]}" for key in ("code", "table", "heading", "link")},
+               "ms": cpu * 1000 / len(pages)}
+        results[name] = row
+        print(f"  {name:<36} " + " ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
+                                           for k, v in row.items()), flush=True)
+    return {"link_dense_pages": sum(r["dense"] for r in refs), "candidates": results}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--root", default="/usr/share/doc/python3.11/html")
+    parser.add_argument("--rounds", type=int, default=1 if os.environ.get("BENCH_QUICK") else 2)
+    parser.add_argument("--compare", action="store_true", help="compare the extractors instead")
+    args = parser.parse_args()
+    pages = load(args.root)
+    if not pages:
+        print(f"content: no .html files under {args.root}", file=sys.stderr)
+        return 2
+    results = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+    os.makedirs(results, exist_ok=True)
+    if args.compare:
+        print(f"{len(pages)} pages under {args.root}: share of the role=main element kept")
+        out = {"root": args.root, "pages": len(pages), **compare(pages)}
+        with open(os.path.join(results, "content_compare.json"), "w") as f:
+            json.dump(out, f, indent=1)
+        return 0
+    selected = [(url, main_content(html), html) for url, html in pages]
+    rows = {
+        "selection (crawler.content)": best_ms_per_page(lambda p: main_content(p[1]), pages, args.rounds),
+        "html2text, main content": best_ms_per_page(
+            lambda s: to_markdown(s[1] if s[1] is not None else s[2], s[0]), selected, args.rounds),
+        "html2text, whole page": best_ms_per_page(lambda p: to_markdown(p[1], p[0]), pages, args.rounds),
+    }
+    extra = rows["selection (crawler.content)"] + rows["html2text, main content"] - rows["html2text, whole page"]
+    whole_chars = sum(len(to_markdown(html, url)) for url, html in pages)
+    main_chars = sum(len(to_markdown(s if s is not None else html, url)) for url, s, html in selected)
+    removed = 1 - main_chars / whole_chars
+    kinds = collections.Counter("main" if s is not None else "page" for _, s, _ in selected)
+    print(f"{len(pages)} pages under {args.root}, best of {args.rounds}, ms of CPU per page")
+    for name, value in rows.items():
+        print(f"  {name:<36} {value:8.2f}")
+    print(f"  {'net extra CPU per page':<36} {extra:8.2f}")
+    print(f"  Markdown characters removed: {removed:.1%} ({whole_chars:,} -> {main_chars:,}); "
+          f"content: {dict(kinds)}")
+    with open(os.path.join(results, "content.json"), "w") as f:
+        json.dump({"root": args.root, "pages": len(pages), "rounds": args.rounds,
+                   "ms_per_page": {k: round(v, 3) for k, v in rows.items()},
+                   "net_extra_ms_per_page": round(extra, 3), "markdown_chars_whole": whole_chars,
+                   "markdown_chars_main": main_chars, "share_removed": round(removed, 4),
+                   "content": dict(kinds)}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
