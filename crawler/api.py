@@ -26,7 +26,7 @@ from crawler.graph import LinkGraph, write_tree
 from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
 from crawler.signals import StopOnSignal, signals_deferred
 from crawler.visited import start_manager
-from crawler import resume
+from crawler import resume, warc
 from crawler.state import FAILED as FAILED_STATE, VISITED as VISITED_STATE, DiskFrontier, StateStore
 
 log = logging.getLogger("crawler")
@@ -179,6 +179,7 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
     Returns the summary dict.
     """
     out = config.out_dir
+    warc.seal_open_files(out)  # the WARC files of fetchers that died in this run
     graph = LinkGraph.load(out)
     edge_count = graph.write_tsv(os.path.join(out, "edges.tsv"))
     # A URL in flight at an abort whose edges are on disk was processed: its result

@@ -98,6 +98,9 @@ class CrawlConfig:
         max_query_variants: most URLs with a query per path (scheme, host and path):
             further ones are skipped (a calendar's endless ``?month=`` links); ``None``:
             unlimited.
+        warc: also write every HTTP exchange (pages, redirects, errors, robots.txt,
+            sitemaps) as WARC/1.1 request and response records, one
+            ``warc-NN-*.warc.gz`` file per fetcher process and run (:mod:`crawler.warc`).
     """
 
     seeds: tuple[str, ...]
@@ -133,6 +136,7 @@ class CrawlConfig:
     sitemaps: bool = False
     restart: bool = False
     max_memory_bytes: int | None = None
+    warc: bool = False
 
     @property
     def seed_keys(self) -> tuple[str, ...]:
