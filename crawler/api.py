@@ -8,6 +8,7 @@ Output folder after a crawl:
     tree.txt         the site tree, breadth-first from the seed, two spaces per level
     skipped.tsv      URLs claimed but not fetched (page limit or stop), with the reason
     summary.json     counts that reconcile: claimed = visited + failed + skipped
+    warc-NN-*.warc.gz  with ``warc``: fetcher NN's raw HTTP exchanges (:mod:`crawler.warc`)
 """
 
 from __future__ import annotations
