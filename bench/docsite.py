@@ -2,11 +2,11 @@
 
 Usage:
     .venv/bin/python bench/docsite.py [--root /usr/share/doc/python3.11/html] [--workers 2]
-                                      [--threads 4] [--out DIR]
+                                      [--threads 4] [--out DIR] [--warc]
 
 Prints the crawl's summary (with the CPU ms per page of each process role: dispatcher,
-manager, fetchers), the requests nginx logged, and the paths requested more than once
-(there should be none). nginx (Debian package nginx or nginx-light) runs with one
+manager, fetchers), the requests nginx logged, the paths requested more than once
+(there should be none) and the bytes of the output folder (of which WARC files). nginx (Debian package nginx or nginx-light) runs with one
 worker process and its own temporary config; it listens on 127.0.0.1 only.
 """
 
@@ -32,6 +32,7 @@ def main() -> int:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--out", default=None)
+    parser.add_argument("--warc", action="store_true", help="crawl with --warc; print the WARC bytes")
     args = parser.parse_args()
     if nginx_binary() is None:
         print("docsite: nginx is not installed (apt-get install nginx-light)", file=sys.stderr)
@@ -41,7 +42,8 @@ def main() -> int:
         started = time.monotonic()
         result = subprocess.run(
             [sys.executable, "-m", "crawler", server.url("/index.html"), "--out", out,
-             "--workers", str(args.workers), "--threads", str(args.threads), "--quiet"],
+             "--workers", str(args.workers), "--threads", str(args.threads), "--quiet",
+             *(["--warc"] if args.warc else [])],
             capture_output=True, text=True)
         wall = time.monotonic() - started
         if result.returncode != 0:
@@ -51,6 +53,7 @@ def main() -> int:
         with open(os.path.join(out, "summary.json")) as f:
             summary = json.load(f)
         twice = {path: n for path, n in requests.items() if n > 1}
+        sizes = {name: os.path.getsize(os.path.join(out, name)) for name in os.listdir(out)}
         pages = set()
         for name in os.listdir(out):
             if name.startswith("pages-") and name.endswith(".jsonl"):
@@ -72,6 +75,8 @@ def main() -> int:
                                     for role, row in summary["processes"].items()},
         "server_requests": sum(requests.values()), "distinct_paths": len(requests),
         "paths_requested_twice": twice,
+        "output_bytes": sum(sizes.values()),
+        "warc_bytes": sum(n for name, n in sizes.items() if name.startswith("warc-")),
         "reachable_html_pages": len(expected), "records_for_reachable": len(pages & expected),
         "missing": sorted(expected - pages), "unexpected": sorted(pages - expected),
         "output": out,

@@ -8,6 +8,7 @@ Output folder after a crawl:
     tree.txt         the site tree, breadth-first from the seed, two spaces per level
     skipped.tsv      URLs claimed but not fetched (page limit or stop), with the reason
     summary.json     counts that reconcile: claimed = visited + failed + skipped
+    warc-NN-*.warc.gz  with ``warc``: fetcher NN's raw HTTP exchanges (:mod:`crawler.warc`)
 
 ``map_site(config) -> map``: the same walk in map mode, its working files in
 ``DIR/map/``, then ``DIR/map.json`` and ``DIR/tree.txt`` (:mod:`crawler.map_report`).
@@ -31,7 +32,7 @@ from crawler.graph import LinkGraph, write_tree
 from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
 from crawler.signals import StopOnSignal, signals_deferred
 from crawler.visited import start_manager
-from crawler import map_report, resume
+from crawler import map_report, resume, warc
 from crawler.state import FAILED as FAILED_STATE, VISITED as VISITED_STATE, DiskFrontier, StateStore
 
 log = logging.getLogger("crawler")
@@ -167,7 +168,7 @@ def map_site(config: CrawlConfig, signals: StopOnSignal | None = None) -> dict:
     """
     config = config.validated()
     prepare_output(config.out_dir)
-    walk = dataclasses.replace(config, mode="map",
+    walk = dataclasses.replace(config, mode="map", warc=False,  # the map writes no corpus
                                out_dir=os.path.join(config.out_dir, map_report.MAP_DIR))
     summary = crawl(walk, signals)
     report = map_report.build_map(walk, walk.out_dir, summary)
@@ -213,6 +214,7 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
     Returns the summary dict.
     """
     out = config.out_dir
+    warc.seal_open_files(out)  # the WARC files of fetchers that died in this run
     graph = LinkGraph.load(out)
     edge_count = graph.write_tsv(os.path.join(out, "edges.tsv"))
     # A URL in flight at an abort whose edges are on disk was processed: its result

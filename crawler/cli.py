@@ -126,6 +126,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--keep-boilerplate", action="store_true",
                    help="convert the whole page to Markdown (default: only its main content, "
                         "without navigation, header, footer, sidebars and cookie banners)")
+    p.add_argument("--warc", action="store_true",
+                   help="also write the raw HTTP requests and responses as WARC/1.1 files, "
+                        "warc-NN-*.warc.gz in --out (default: off)")
     p.add_argument("--quiet", action="store_true", help="no progress lines, only errors")
     p.add_argument("--version", action="version", version=f"crawler {__version__}")
     return p
@@ -153,6 +156,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         max_url_length=args.max_url_length, max_query_variants=args.max_query_variants,
         sitemaps=args.sitemaps, restart=args.restart, mode=getattr(args, "mode", "crawl"),
         max_memory_bytes=args.max_memory * 2**20 if args.max_memory else None,
+        warc=args.warc,
         progress="off" if args.quiet else "bar" if sys.stderr.isatty() else "log",
         keep_boilerplate=args.keep_boilerplate,
     ).validated()

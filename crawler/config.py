@@ -106,6 +106,9 @@ class CrawlConfig:
         keep_boilerplate: convert the whole page to Markdown; by default only its main
             content is (:func:`crawler.content.main_content`: navigation, header,
             footer, sidebars and cookie banners stripped).
+        warc: also write every HTTP exchange (pages, redirects, errors, robots.txt,
+            sitemaps) as WARC/1.1 request and response records, one
+            ``warc-NN-*.warc.gz`` file per fetcher process and run (:mod:`crawler.warc`).
     """
 
     seeds: tuple[str, ...]
@@ -143,6 +146,7 @@ class CrawlConfig:
     max_memory_bytes: int | None = None
     mode: str = "crawl"
     keep_boilerplate: bool = False
+    warc: bool = False
 
     @property
     def seed_keys(self) -> tuple[str, ...]:

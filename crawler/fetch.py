@@ -9,6 +9,7 @@ so the fetcher can normalize and claim the target like any other link (RFC 9110 
 from __future__ import annotations
 
 import dataclasses
+import datetime
 import socket
 import threading
 import time
@@ -26,6 +27,8 @@ from crawler.errors import CrawlerError
 DEFAULT_USER_AGENT = f"crawler/{__version__} (corpus crawler; python-requests)"
 #: Bytes asked of the socket per read; read1 returns as soon as any data arrived.
 READ_CHUNK_BYTES = 64 * 1024
+#: WARC 1.1 ``WARC-Truncated`` value of a body ended by a FetchError of this reason.
+_CUT_BY_REASON = {"timeout": "time", "incomplete body": "disconnect", "connection": "disconnect"}
 
 
 class _Deadline:
@@ -68,14 +71,33 @@ _ACTIVE = threading.local()
 
 class _WatchedConnectionMixin:
     """Hands the connection's socket to the running request's :class:`_Deadline` once the
-    request is sent, before urllib3 starts reading the status line and headers."""
+    request is sent, before urllib3 starts reading the status line and headers. When the
+    GET is recorded (an :class:`Exchange` is active), it also keeps the bytes of the
+    request head as written to the socket, the time it was sent and the peer address."""
+
+    _sent: list[bytes] | None = None  # the request head's pieces while recording
 
     def request(self, *args, **kwargs):
-        result = super().request(*args, **kwargs)
+        exchange = getattr(_ACTIVE, "exchange", None)
+        if exchange is not None:
+            exchange.sent_at = datetime.datetime.now(datetime.timezone.utc)
+            self._sent = []
+        try:
+            result = super().request(*args, **kwargs)
+        finally:
+            if exchange is not None:
+                exchange.request_head, self._sent = b"".join(self._sent), None
+        if exchange is not None:
+            exchange.peer_ip = _peer_ip(self.sock)
         deadline = getattr(_ACTIVE, "deadline", None)
         if deadline is not None:
             deadline.attach(self.sock)
         return result
+
+    def send(self, data):
+        super().send(data)
+        if self._sent is not None and isinstance(data, (bytes, bytearray)):
+            self._sent.append(bytes(data))
 
 
 class _WatchedHTTPConnection(_WatchedConnectionMixin, HTTPConnection):
@@ -92,6 +114,14 @@ class _WatchedHTTPPool(HTTPConnectionPool):
 
 class _WatchedHTTPSPool(HTTPSConnectionPool):
     ConnectionCls = _WatchedHTTPSConnection
+
+
+def _peer_ip(sock) -> str | None:
+    """The IP address the socket is connected to, or None (closed, or not an IP socket)."""
+    try:
+        return sock.getpeername()[0]
+    except (OSError, AttributeError, IndexError, TypeError):
+        return None
 
 
 _WATCHED_POOLS = {"http": _WatchedHTTPPool, "https": _WatchedHTTPSPool}
@@ -129,6 +159,79 @@ class FetchError(CrawlerError):
     def __init__(self, reason: str, detail: str = "") -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)
         self.reason = reason
+
+
+@dataclasses.dataclass(slots=True)
+class Exchange:
+    """The raw HTTP exchange of one GET, kept only for a recording client
+    (``HttpClient(on_exchange=...)``, the WARC output). Filled in as the GET goes on:
+    a GET that failed before its request was written has an empty ``request_head``, one
+    that got no status line has ``status`` None.
+
+    Attributes:
+        url: the URL requested (the request target sent is in ``request_head``).
+        sent_at: when the request started to be written (UTC), or None.
+        request_head: the request line and header lines exactly as written to the
+            socket, ending with the empty line (a GET has no body).
+        peer_ip: the IP address of the server (or proxy) the request went to, or None.
+        http_version: the response's HTTP version, ``"HTTP/1.1"`` or ``"HTTP/1.0"``.
+        status: the response's status code, or None when no response came.
+        reason: the reason phrase as sent.
+        headers: the response header fields as received, in order, repeated fields
+            kept (``(name, value)``; values as http.client reads them: Latin-1,
+            leading whitespace dropped, folded lines kept).
+        body_parts: the body bytes as received, content-encoding (gzip...) not undone,
+            chunked transfer-coding removed (:attr:`body` joins them).
+        cut: why the body is not the whole body, in WARC 1.1's ``WARC-Truncated`` terms:
+            ``"length"`` (the body went on past ``max_body_bytes``), ``"time"`` (the
+            total timeout), ``"disconnect"`` (the connection failed mid-body),
+            ``"unspecified"`` (another failure, or a content-encoded redirect body,
+            see :meth:`record_redirect_body`); None when complete.
+    """
+
+    url: str
+    sent_at: datetime.datetime | None = None
+    request_head: bytes = b""
+    peer_ip: str | None = None
+    http_version: str = "HTTP/1.1"
+    status: int | None = None
+    reason: str = ""
+    headers: list[tuple[str, str]] = dataclasses.field(default_factory=list)
+    body_parts: list[bytes] = dataclasses.field(default_factory=list)
+    cut: str | None = None
+
+    @property
+    def body(self) -> bytes:
+        """The body bytes received (see the class docstring)."""
+        return b"".join(self.body_parts)
+
+    def record_response(self, original) -> None:
+        """Keep the status line and headers of ``original`` (the ``http.client``
+        response under urllib3's, as requests' cookie code reads it) and tee its body
+        reads into :attr:`body_parts`: urllib3 reads the body through its ``read1``,
+        after http.client has removed any chunking and before urllib3 decodes it."""
+        self.http_version = "HTTP/1.0" if original.version == 10 else "HTTP/1.1"
+        self.status, self.reason = original.status, original.reason or ""
+        self.headers = list(original.msg.raw_items())
+        read1, parts = original.read1, self.body_parts
+
+        def recording_read1(n=-1):
+            data = read1(n)
+            if data:
+                parts.append(data)
+            return data
+        original.read1 = recording_read1
+
+    def record_redirect_body(self, resp: requests.Response) -> None:
+        """Keep the body of a redirect, which requests has already read (its
+        ``Session.send`` reads a redirect's body to release the connection, decoded):
+        without a Content-Encoding those are the bytes as sent; with one, the bytes sent
+        are lost and the body is marked ``cut = "unspecified"``."""
+        content = resp.__dict__.get("_content")
+        if isinstance(content, bytes) and (not content or "Content-Encoding" not in resp.headers):
+            self.body_parts = [content]
+        else:
+            self.body_parts, self.cut = [], "unspecified"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -176,11 +279,14 @@ class HttpClient:
         total_timeout_s: wall-clock cap on one GET including the body (seconds); a
             server trickling bytes is cut off after at most this plus one read timeout.
         max_body_bytes: the body is streamed and cut at this many bytes.
+        on_exchange: if given, called after every GET whose request was written (it
+            succeeded or raised :class:`FetchError`) with its raw :class:`Exchange`, in
+            the calling thread; None (the default) records nothing and costs nothing.
     """
 
     def __init__(self, user_agent: str = "", connect_timeout_s: float = 10.0,
                  read_timeout_s: float = 30.0, total_timeout_s: float = 120.0,
-                 max_body_bytes: int = 20 * 1024 * 1024) -> None:
+                 max_body_bytes: int = 20 * 1024 * 1024, on_exchange=None) -> None:
         self.session = requests.Session()
         for prefix in ("http://", "https://"):
             self.session.mount(prefix, _WatchedAdapter())
@@ -190,17 +296,20 @@ class HttpClient:
         self.total_timeout_s = total_timeout_s
         self.max_body_bytes = max_body_bytes
         self._env_cache: dict[str, dict] = {}
+        self.on_exchange = on_exchange
 
     @classmethod
-    def from_config(cls, config) -> "HttpClient":
-        """Build a client from a :class:`crawler.config.CrawlConfig`."""
+    def from_config(cls, config, on_exchange=None) -> "HttpClient":
+        """Build a client from a :class:`crawler.config.CrawlConfig` (``on_exchange``: see
+        the class)."""
         return cls(config.user_agent, config.connect_timeout_s, config.read_timeout_s,
-                   config.total_timeout_s, config.max_body_bytes)
+                   config.total_timeout_s, config.max_body_bytes, on_exchange)
 
     def get(self, url: str, max_body_bytes: int | None = None, *, method: str = "GET",
             body_wanted=None) -> Response:
         """GET ``url`` without following redirects; the body is cut at
-        ``max_body_bytes`` (default: the client's).
+        ``max_body_bytes`` (default: the client's). A recording client hands the
+        exchange to ``on_exchange`` before returning or raising.
 
         ``method="HEAD"`` sends a HEAD instead (RFC 9110 §9.3.2: the headers a GET would
         get, no body). ``body_wanted``, a function of the Content-Type header (or None),
@@ -210,15 +319,33 @@ class HttpClient:
         Raises:
             FetchError: no complete response (see :attr:`FetchError.reason`).
         """
+        if self.on_exchange is None:
+            return self._watched_get(url, max_body_bytes, None, method, body_wanted)
+        exchange = Exchange(url)
+        try:
+            response = self._watched_get(url, max_body_bytes, exchange, method, body_wanted)
+        except FetchError as exc:
+            if exchange.status is not None:  # the headers came, the body did not end
+                exchange.cut = _CUT_BY_REASON.get(exc.reason, "unspecified")
+            if exchange.request_head:
+                self.on_exchange(exchange)
+            raise
+        self.on_exchange(exchange)
+        return response
+
+    def _watched_get(self, url: str, max_body_bytes: int | None, exchange: Exchange | None,
+                     method: str = "GET", body_wanted=None) -> Response:
+        """:meth:`get` under the wall-clock watchdog, ``exchange`` filled in if given."""
         started = time.monotonic()
         deadline = _Deadline()
         timer = threading.Timer(self.total_timeout_s, deadline.expire)
         timer.daemon = True
         _ACTIVE.deadline = deadline
+        _ACTIVE.exchange = exchange
         timer.start()
         try:
             response = self._get(url, started, max_body_bytes or self.max_body_bytes,
-                                 method, body_wanted)
+                                 method, body_wanted, exchange)
         except FetchError as exc:
             if deadline.expired and exc.reason != "timeout":
                 raise FetchError("timeout", f"no complete response after {self.total_timeout_s:g} s") from exc
@@ -230,7 +357,7 @@ class HttpClient:
             return response
         finally:
             timer.cancel()
-            _ACTIVE.deadline = None
+            _ACTIVE.deadline = _ACTIVE.exchange = None
 
     def head(self, url: str) -> Response:
         """HEAD ``url`` (see :meth:`get`): status and headers, never a body.
@@ -241,7 +368,7 @@ class HttpClient:
         return self.get(url, method="HEAD", body_wanted=_no_body)
 
     def _get(self, url: str, started: float, cap: int, method: str = "GET",
-             body_wanted=None) -> Response:
+             body_wanted=None, exchange: Exchange | None = None) -> Response:
         """:meth:`get` without the watchdog; translates every foreign exception."""
         try:
             prepared = self.session.prepare_request(requests.Request(method, url))
@@ -249,14 +376,21 @@ class HttpClient:
             settings = dict(self._environment_settings(url), stream=True)
             with self.session.send(prepared, allow_redirects=False, timeout=self.timeout,
                                    **settings) as resp:
+                if exchange is not None:
+                    original = resp.raw._original_response
+                    exchange.record_response(original)
                 # requests re-reads the Latin-1-decoded header bytes as UTF-8, as browsers do
                 location = self.session.get_redirect_target(resp)
                 if location is not None:
                     body, truncated = b"", False
+                    if exchange is not None:
+                        exchange.record_redirect_body(resp)
                 elif body_wanted is not None and not body_wanted(resp.headers.get("Content-Type")):
                     body, truncated = b"", False
                 else:
                     body, truncated = self._read_body(resp.raw, cap)
+                    if truncated and exchange is not None and not original.isclosed():
+                        exchange.cut = "length"  # the body went on past what was read
                 return Response(url, resp.status_code, resp.headers.get("Content-Type"),
                                 location, body, truncated,
                                 (time.monotonic() - started) * 1000.0,

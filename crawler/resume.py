@@ -8,7 +8,8 @@ that gap before the crawl goes on:
 1. the settings that make a resume unsafe (seeds, scope) must match, else a one-line
    :class:`crawler.errors.ConfigError` (``--restart`` starts over instead);
 2. a record or edge line half-written by a crash (no final newline) is cut off; its
-   URL is fetched again;
+   URL is fetched again. A WARC file left ``.open`` by a process that died loses its
+   partial last record the same way (:func:`crawler.warc.seal_open_files`);
 3. URLs in flight when the crawl stopped go back to the frontier, except those whose
    record is on disk (also those dispatched after the store's last commit, which it
    does not know at all): they are marked visited (or failed) from the record, and the
@@ -27,6 +28,7 @@ import os
 from crawler.errors import ConfigError
 from crawler.messages import FetchTask
 from crawler.state import FAILED, FRONTIER, IN_FLIGHT, SKIPPED, STATE_FILE, VISITED, StateStore
+from crawler.warc import OPEN_SUFFIX, WARC_GLOB, seal_open_files
 
 #: Settings a resumed crawl must share with the stored one.
 UNSAFE_TO_CHANGE = ("seeds", "allow_domains", "include", "exclude")
@@ -34,7 +36,8 @@ _FLAGS = {"seeds": "seeds", "allow_domains": "--allow-domain", "include": "--inc
           "exclude": "--exclude"}
 #: Output files a ``--restart`` removes (and nothing else in the folder).
 OUTPUT_PATTERNS = ("pages-*.jsonl", "edges-*.tsv", "edges.tsv", "tree.txt", "skipped.tsv",
-                   "summary.json", STATE_FILE, STATE_FILE + "-wal", STATE_FILE + "-shm")
+                   "summary.json", STATE_FILE, STATE_FILE + "-wal", STATE_FILE + "-shm",
+                   WARC_GLOB, WARC_GLOB + OPEN_SUFFIX)
 _URL_PREFIX = '{"url": "'
 
 
@@ -120,6 +123,7 @@ def prepare(config, store: StateStore, table) -> dict:
     for path in sorted(glob.glob(os.path.join(out, "pages-*.jsonl")) +
                        glob.glob(os.path.join(out, "edges-*.tsv"))):
         report["bytes_cut"] += cut_partial_line(path)
+    report["bytes_cut"] += seal_open_files(out)[1]  # WARC files of processes that died
     report["in_flight"] = store.reset_for_resume()
     recovered = _records_not_in_store(store, out)
     report["recorded_unreported"] = len(recovered)

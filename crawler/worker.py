@@ -46,6 +46,7 @@ from crawler.signals import child_signals
 from crawler.store import RecordWriter
 from crawler.urlnorm import key_of, normalize, request_url
 from crawler.visited import OfferedKeys
+from crawler.warc import WarcWriter
 
 log = logging.getLogger("crawler")
 
@@ -337,8 +338,10 @@ def _unless_key(sent: str, key: str) -> str | None:
     return None if sent == key else sent
 
 
-def _thread_loop(processor: PageProcessor, tasks, results) -> None:
-    client = HttpClient.from_config(processor.config)
+def _thread_loop(processor: PageProcessor, tasks, results, warc: WarcWriter | None = None) -> None:
+    # with --warc every GET of this thread (pages, redirect hops, retries, robots.txt,
+    # sitemaps) goes to the process's WARC file, from the client itself
+    client = HttpClient.from_config(processor.config, warc.write_exchange if warc else None)
     try:
         while True:
             task = tasks.get()
@@ -379,9 +382,10 @@ def fetcher_main(worker_id: int, config, tasks, results, table) -> None:
     """
     child_signals()  # SIGINT and SIGTERM are the dispatcher's: ignored here
     writer = RecordWriter(config.out_dir, worker_id)
+    warc = WarcWriter.from_config(config, worker_id) if config.warc else None
     processor = PageProcessor(worker_id, config, table, writer)
     sender = ResultSender(results)
-    threads = [threading.Thread(target=_thread_loop, args=(processor, tasks, sender),
+    threads = [threading.Thread(target=_thread_loop, args=(processor, tasks, sender, warc),
                                 name=f"fetcher-{worker_id}-{n}", daemon=True)
                for n in range(config.threads)]
     for thread in threads:
@@ -389,3 +393,5 @@ def fetcher_main(worker_id: int, config, tasks, results, table) -> None:
     for thread in threads:
         thread.join()
     writer.close()
+    if warc is not None:
+        warc.close()
