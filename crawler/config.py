@@ -13,6 +13,7 @@ import os
 import re
 
 from crawler.errors import ConfigError
+from crawler.shards import COMPRESSIONS, zstd_available
 from crawler.urlnorm import key_of
 
 #: Default visited-table shard count; must be a power of two.
@@ -32,6 +33,11 @@ MAX_SITEMAP_LEVELS = 3
 MAX_SITEMAPS = 1000
 MAX_SHARDS = 2 ** 20
 MAX_BODY_BYTES = 2 ** 40
+#: Default most uncompressed bytes of one page-record shard (``pages-NN-SSSSS.jsonl``):
+#: a few files per fetcher for a 100,000-page site, each compressed in about a second
+#: (zstd) when it is closed, and small enough to read into memory or copy one at a time.
+DEFAULT_SHARD_BYTES = 256 * 2 ** 20
+MAX_SHARD_BYTES = 2 ** 40
 
 
 def default_workers() -> int:
@@ -98,6 +104,10 @@ class CrawlConfig:
         max_query_variants: most URLs with a query per path (scheme, host and path):
             further ones are skipped (a calendar's endless ``?month=`` links); ``None``:
             unlimited.
+        compress: ``None`` (shards stay plain), ``"zstd"`` or ``"gzip"``: what each
+            page-record shard is compressed to once closed (:mod:`crawler.shards`).
+        shard_bytes: most uncompressed bytes of one page-record shard; a record larger
+            than this gets a shard of its own.
     """
 
     seeds: tuple[str, ...]
@@ -133,6 +143,8 @@ class CrawlConfig:
     sitemaps: bool = False
     restart: bool = False
     max_memory_bytes: int | None = None
+    compress: str | None = None
+    shard_bytes: int = DEFAULT_SHARD_BYTES
 
     @property
     def seed_keys(self) -> tuple[str, ...]:
@@ -182,6 +194,13 @@ class CrawlConfig:
             raise ConfigError(f"unknown progress display {self.progress!r}")
         if self.start_method not in (None, "fork", "spawn", "forkserver"):
             raise ConfigError(f"unknown start method {self.start_method!r}")
+        if self.compress not in (None, *COMPRESSIONS):
+            raise ConfigError(f"--compress must be zstd or gzip, got {self.compress!r}")
+        if self.compress == "zstd" and not zstd_available():
+            raise ConfigError("--compress zstd needs the zstandard package (pip install zstandard)")
+        if not 1 <= self.shard_bytes <= MAX_SHARD_BYTES:
+            raise ConfigError(f"--shard-size must be from 1 byte to {MAX_SHARD_BYTES // 2**20} MiB,"
+                              f" got {self.shard_bytes} bytes")
         for pattern in self.include + self.exclude:
             try:
                 re.compile(pattern)

@@ -335,7 +335,7 @@ def fetcher_main(worker_id: int, config, tasks, results, table) -> None:
         table: proxy of the manager-hosted visited table.
     """
     child_signals()  # SIGINT and SIGTERM are the dispatcher's: ignored here
-    writer = RecordWriter(config.out_dir, worker_id)
+    writer = RecordWriter(config.out_dir, worker_id, config.shard_bytes, config.compress)
     processor = PageProcessor(worker_id, config, table, writer)
     sender = ResultSender(results)
     threads = [threading.Thread(target=_thread_loop, args=(processor, tasks, sender),
