@@ -33,10 +33,12 @@ MAX_SITEMAP_LEVELS = 3
 MAX_SITEMAPS = 1000
 MAX_SHARDS = 2 ** 20
 MAX_BODY_BYTES = 2 ** 40
-#: Default most uncompressed bytes of one page-record shard (``pages-NN-SSSSS.jsonl``):
-#: a few files per fetcher for a 100,000-page site, each compressed in about a second
-#: (zstd) when it is closed, and small enough to read into memory or copy one at a time.
-DEFAULT_SHARD_BYTES = 256 * 2 ** 20
+#: Default most uncompressed bytes of one page-record shard (``pages-NN-SSSSS.jsonl``).
+#: Measured with bench/shards.py on python3.11-doc records (38 KB each): about 3,500
+#: records a shard, compressed in 0.6 s (zstd, 227 MiB/s) or 5.7 s (gzip, 22 MiB/s) on 2
+#: busy cores: under the 10 s a stopping fetcher is given (dispatcher.JOIN_TIMEOUT_S),
+#: where 256 MiB of gzip (11.5 s) is not; 100,000 such pages make about 30 shards.
+DEFAULT_SHARD_BYTES = 128 * 2 ** 20
 MAX_SHARD_BYTES = 2 ** 40
 
 

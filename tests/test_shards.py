@@ -279,7 +279,7 @@ def test_command_line_flags(tmp_path):
                                      "--shard-size", "0.5"]))
     assert (config.compress, config.shard_bytes) == ("gzip", 512 * 1024)
     config = config_from_args(parse(["http://a.example/", "--out", str(tmp_path)]))
-    assert (config.compress, config.shard_bytes) == (None, DEFAULT_SHARD_BYTES) == (None, 256 * 2**20)
+    assert (config.compress, config.shard_bytes) == (None, DEFAULT_SHARD_BYTES) == (None, 128 * 2**20)
     for bad in (["--compress", "bz2"], ["--shard-size", "0"], ["--shard-size", "nan"]):
         with pytest.raises(SystemExit) as info:
             parse(["http://a.example/", *bad])
