@@ -21,9 +21,10 @@ import time
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(HERE, "..", "tests")]
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "tests"), os.path.join(HERE, "..")]
 
 from nginx import Nginx, nginx_binary  # noqa: E402
+from crawler.shards import iter_records  # noqa: E402
 from reachable import reachable_html_pages  # noqa: E402
 
 def main() -> int:
@@ -55,14 +56,10 @@ def main() -> int:
         twice = {path: n for path, n in requests.items() if n > 1}
         sizes = {name: os.path.getsize(os.path.join(out, name)) for name in os.listdir(out)}
         pages = set()
-        for name in os.listdir(out):
-            if name.startswith("pages-") and name.endswith(".jsonl"):
-                with open(os.path.join(out, name), encoding="utf-8") as f:
-                    for line in f:
-                        record = json.loads(line)
-                        if record["markdown"] is not None and not record["error"]:
-                            path = urllib.parse.urlsplit(record["url"]).path
-                            pages.add(urllib.parse.unquote(path).lstrip("/"))
+        for record in iter_records(out):
+            if record["markdown"] is not None and not record["error"]:
+                path = urllib.parse.urlsplit(record["url"]).path
+                pages.add(urllib.parse.unquote(path).lstrip("/"))
     expected = reachable_html_pages(args.root, "index.html")
     print(json.dumps({
         "root": args.root, "workers": args.workers, "threads": args.threads,

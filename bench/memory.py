@@ -22,8 +22,8 @@ the crawler's tree):
     ``/proc/PID/smaps_rollup``). RSS of a forked child also counts the pages it still shares
     with the dispatcher (copy-on-write); USS counts only its private pages. The table and
     the slopes are RSS; USS is in the JSON and dashed on the plot.
-  * URLs done: lines of ``DIR/pages-*.jsonl`` (one record per finished URL), read
-    incrementally; and, from the crawler's progress line on stderr (every second), the
+  * URLs done: lines of ``DIR/pages-*.jsonl`` (one record per finished URL; the crawl
+    runs without ``--compress``, so every shard stays plain), read incrementally; and, from the crawler's progress line on stderr (every second), the
     frontier size and the URLs in flight, so URLs claimed = done + frontier + in flight.
 Roles (dispatcher, manager, fetcher, other) come from ``DIR/summary.json`` (``processes``)
 after the crawl.

@@ -123,6 +123,7 @@ from crawler.decode import decode_html  # noqa: E402
 from crawler.extract import effective_base, extract, link_targets  # noqa: E402
 from crawler.fetch import HttpClient  # noqa: E402
 from crawler.markdown import to_markdown  # noqa: E402
+from crawler.shards import iter_records  # noqa: E402
 
 QUICK = bool(os.environ.get("BENCH_QUICK"))
 ROLES = ("dispatcher", "manager", "fetcher")
@@ -880,15 +881,7 @@ def http_alone(server: Nginx, urls: list[str], threads: int, rounds: int) -> dic
 
 def page_urls(out: str) -> list[str]:
     """The request URLs of a crawl's page records (those with Markdown)."""
-    urls = []
-    for name in sorted(os.listdir(out)):
-        if name.startswith("pages-") and name.endswith(".jsonl"):
-            with open(os.path.join(out, name), encoding="utf-8") as f:
-                for line in f:
-                    record = json.loads(line)
-                    if record["markdown"] is not None:
-                        urls.append(record["request_url"])
-    return urls
+    return [record["request_url"] for record in iter_records(out) if record["markdown"] is not None]
 
 
 def make_config(seed: str, out: str, workers: int, threads: int) -> CrawlConfig:

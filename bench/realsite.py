@@ -34,9 +34,10 @@ import time
 import psutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(HERE, "..")]
 
 from nginx import Nginx, nginx_binary  # noqa: E402
+from crawler.shards import iter_records  # noqa: E402
 
 
 def measured(cmd: list[str]) -> dict:
@@ -80,13 +81,10 @@ def contenders(workers) -> dict[str, callable]:
 
 def pages_written(path: str) -> int:
     """Records with Markdown: all lines of a JSONL file, or the crawler's page records."""
-    files = [path] if os.path.isfile(path) else [
-        os.path.join(path, n) for n in os.listdir(path) if n.startswith("pages-")]
-    count = 0
-    for name in files:
-        with open(name, encoding="utf-8") as f:
-            count += sum(1 for line in f if json.loads(line).get("markdown") is not None)
-    return count
+    if os.path.isdir(path):
+        return sum(1 for record in iter_records(path) if record.get("markdown") is not None)
+    with open(path, encoding="utf-8") as f:
+        return sum(1 for line in f if json.loads(line).get("markdown") is not None)
 
 
 def main() -> int:

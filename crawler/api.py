@@ -2,7 +2,8 @@
 writes the outputs derived at the end (merged edges, tree, skipped URLs, summary).
 
 Output folder after a crawl:
-    pages-NN.jsonl   one record per fetched URL (written by fetcher NN)
+    pages-NN-SSSSS.jsonl[.zst|.gz]  one record per fetched URL (fetcher NN, shard SSSSS)
+    manifest.json    the shards with their record counts, sizes and SHA-256
     edges-NN.tsv     the edges fetcher NN saw
     edges.tsv        all edges, de-duplicated and sorted, with a header line
     tree.txt         the site tree, breadth-first from the seed, two spaces per level
@@ -30,6 +31,7 @@ from crawler.dispatcher import IN_FLIGHT, Dispatcher
 from crawler.errors import CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
 from crawler.graph import LinkGraph, write_tree
 from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
+from crawler.shards import finish_shards, write_manifest
 from crawler.signals import StopOnSignal, signals_deferred
 from crawler.visited import start_manager
 from crawler import map_report, resume, warc
@@ -168,7 +170,7 @@ def map_site(config: CrawlConfig, signals: StopOnSignal | None = None) -> dict:
     """
     config = config.validated()
     prepare_output(config.out_dir)
-    walk = dataclasses.replace(config, mode="map", warc=False,  # the map writes no corpus
+    walk = dataclasses.replace(config, mode="map", warc=False, compress=None,  # no corpus
                                out_dir=os.path.join(config.out_dir, map_report.MAP_DIR))
     summary = crawl(walk, signals)
     report = map_report.build_map(walk, walk.out_dir, summary)
@@ -203,9 +205,22 @@ def never_claimed(config: CrawlConfig, graph: LinkGraph, tree, dispatcher: Dispa
     return [(url, depth, parent, reason) for url, (depth, parent) in sorted(found.items())]
 
 
+def finish_page_shards(config: CrawlConfig) -> dict:
+    """Compress the page-record shards left plain (``config.compress``), after a crash's
+    leftovers are settled, then write ``manifest.json`` (:mod:`crawler.shards`). Every
+    fetcher must have stopped. Returns the manifest."""
+    started = time.monotonic()
+    compressed = finish_shards(config.out_dir, config.compress)
+    manifest = write_manifest(config.out_dir, config.shard_bytes)
+    log.debug("%d records in %d shards (%d compressed now), manifest written in %.2f s",
+              manifest["records"], len(manifest["shards"]), len(compressed), time.monotonic() - started)
+    return manifest
+
+
 def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | None,
                    wall_s: float, aborted: CrawlerError | None = None) -> dict:
-    """Merge edges, derive the tree, list skipped URLs and write ``summary.json``.
+    """Merge edges, derive the tree, list skipped URLs, compress the page shards, write
+    ``manifest.json`` and ``summary.json``.
 
     Args:
         states: the visited table's per-state counts, or None if the table was lost.
@@ -288,6 +303,7 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "threads": config.threads,
         "start_method": dispatcher.ctx.get_start_method(),
     }
+    finish_page_shards(config)
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
         f.write("\n")

@@ -17,7 +17,9 @@ import sys
 
 from crawler import __version__
 from crawler.config import DEFAULT_SHARDS, DEFAULT_THREADS, MODES, CrawlConfig, default_workers
+from crawler.config import DEFAULT_SHARD_BYTES
 from crawler.errors import ConfigError, CrawlerError
+from crawler.shards import COMPRESSIONS
 from crawler.signals import StopOnSignal
 from crawler.urlnorm import request_url
 
@@ -120,6 +122,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-memory", type=_positive_int, default=None, metavar="MIB",
                    help="slow down (one request at a time) while all processes together use "
                         "more than this many MiB (default: no limit)")
+    p.add_argument("--compress", choices=COMPRESSIONS, default=None,
+                   help="compress each page-record shard once it is closed: .jsonl.zst or "
+                        ".jsonl.gz (default: plain .jsonl)")
+    p.add_argument("--shard-size", type=_positive_float, default=DEFAULT_SHARD_BYTES / 2**20,
+                   metavar="MIB", help="most uncompressed MiB of one page-record shard, "
+                                       "pages-NN-SSSSS.jsonl (default: %(default)g)")
     p.add_argument("--restart", action="store_true",
                    help="delete the outputs and state already in --out and start over "
                         "(default: resume the crawl found there)")
@@ -157,6 +165,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         sitemaps=args.sitemaps, restart=args.restart, mode=getattr(args, "mode", "crawl"),
         max_memory_bytes=args.max_memory * 2**20 if args.max_memory else None,
         warc=args.warc,
+        compress=args.compress, shard_bytes=int(args.shard_size * 2**20),
         progress="off" if args.quiet else "bar" if sys.stderr.isatty() else "log",
         keep_boilerplate=args.keep_boilerplate,
     ).validated()

@@ -15,7 +15,7 @@ Process topology::
                         v                    |
                +------------+  +------------+  +------------+
                | fetcher 0  |  | fetcher 1  |  | fetcher N-1|   threads overlap I/O;
-               | T threads  |  | T threads  |  | T threads  |   write pages-NN.jsonl,
+               | T threads  |  | T threads  |  | T threads  |   write pages-NN-*.jsonl,
                +------------+  +------------+  +------------+   edges-NN.tsv themselves
                        \            |            /
                         claim_many / settle (one round trip per page)

@@ -37,7 +37,6 @@ progress total is the map's ``urls``.
 from __future__ import annotations
 
 import collections
-import glob
 import json
 import logging
 import os
@@ -45,6 +44,7 @@ import urllib.parse
 
 from crawler.resume import crawl_settings, outcome_of
 from crawler.scope import Scope, host_of, site_of
+from crawler.shards import iter_records
 from crawler.state import FAILED
 
 log = logging.getLogger("crawler")
@@ -84,15 +84,11 @@ def media_type(content_type: str | None) -> str:
 
 
 def read_map_records(walk_dir: str):
-    """Yield the records of ``walk_dir/pages-*.jsonl`` (one per URL; a URL recorded
-    twice yields its last record)."""
+    """Yield the records of the walk's page shards (:func:`crawler.shards.iter_records`;
+    one per URL: a URL recorded twice yields its last record)."""
     records: dict[str, dict] = {}
-    for path in sorted(glob.glob(os.path.join(walk_dir, "pages-*.jsonl"))):
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if line.endswith("\n"):  # a partial last line is not a record
-                    record = json.loads(line)
-                    records[record["url"]] = record
+    for record in iter_records(walk_dir):
+        records[record["url"]] = record
     return records.values()
 
 

@@ -7,9 +7,13 @@ that gap before the crawl goes on:
 
 1. the settings that make a resume unsafe (seeds, scope) must match, else a one-line
    :class:`crawler.errors.ConfigError` (``--restart`` starts over instead);
-2. a record or edge line half-written by a crash (no final newline) is cut off; its
-   URL is fetched again. A WARC file left ``.open`` by a process that died loses its
-   partial last record the same way (:func:`crawler.warc.seal_open_files`);
+2. a record or edge line half-written by a crash (no final newline) is cut off (in
+   plain shards: compressed ones are complete), unfinished compressed copies and plain
+   shards whose compressed twin exists are deleted (:func:`crawler.shards.settle`);
+   the cut record's URL is fetched again. Records are then read from every shard,
+   plain or compressed; each fetcher of the new run writes to new shard numbers. A
+   WARC file left ``.open`` by a process that died loses its partial last record the
+   same way (:func:`crawler.warc.seal_open_files`);
 3. URLs in flight when the crawl stopped go back to the frontier, except those whose
    record is on disk (also those dispatched after the store's last commit, which it
    does not know at all): they are marked visited (or failed) from the record, and the
@@ -27,6 +31,7 @@ import os
 
 from crawler.errors import ConfigError
 from crawler.messages import FetchTask
+from crawler.shards import MANIFEST_FILE, TEMP_SUFFIX, cut_partial_line, iter_lines, settle
 from crawler.state import FAILED, FRONTIER, IN_FLIGHT, SKIPPED, STATE_FILE, VISITED, StateStore
 from crawler.warc import OPEN_SUFFIX, WARC_GLOB, seal_open_files
 
@@ -37,7 +42,9 @@ _FLAGS = {"seeds": "seeds", "allow_domains": "--allow-domain", "include": "--inc
 #: Output files a ``--restart`` removes (and nothing else in the folder).
 OUTPUT_PATTERNS = ("pages-*.jsonl", "edges-*.tsv", "edges.tsv", "tree.txt", "skipped.tsv",
                    "summary.json", STATE_FILE, STATE_FILE + "-wal", STATE_FILE + "-shm",
-                   WARC_GLOB, WARC_GLOB + OPEN_SUFFIX)
+                   WARC_GLOB, WARC_GLOB + OPEN_SUFFIX,
+                   "pages-*.jsonl.zst", "pages-*.jsonl.gz", "pages-*.jsonl.*" + TEMP_SUFFIX,
+                   MANIFEST_FILE, MANIFEST_FILE + TEMP_SUFFIX)
 _URL_PREFIX = '{"url": "'
 
 
@@ -63,29 +70,6 @@ def remove_outputs(out_dir: str) -> None:
     for pattern in OUTPUT_PATTERNS:
         for path in glob.glob(os.path.join(out_dir, pattern)):
             os.remove(path)
-
-
-def cut_partial_line(path: str) -> int:
-    """Truncate ``path`` after its last newline (a crash can leave one partial last
-    line). Returns the bytes removed."""
-    with open(path, "rb+") as f:
-        size = f.seek(0, os.SEEK_END)
-        if size == 0:
-            return 0
-        step, end = 1 << 16, size
-        while end > 0:
-            start = max(0, end - step)
-            f.seek(start)
-            chunk = f.read(end - start)
-            cut = chunk.rfind(b"\n")
-            if cut >= 0:
-                keep = start + cut + 1
-                break
-            end = start
-        else:
-            keep = 0
-        f.truncate(keep)
-        return size - keep
 
 
 def outcome_of(record: dict) -> tuple[str, str]:
@@ -120,8 +104,8 @@ def prepare(config, store: StateStore, table) -> dict:
         store.commit()
         return report
     check_settings(stored, config)
-    for path in sorted(glob.glob(os.path.join(out, "pages-*.jsonl")) +
-                       glob.glob(os.path.join(out, "edges-*.tsv"))):
+    report["bytes_cut"] = settle(out)
+    for path in sorted(glob.glob(os.path.join(out, "edges-*.tsv"))):
         report["bytes_cut"] += cut_partial_line(path)
     report["bytes_cut"] += seal_open_files(out)[1]  # WARC files of processes that died
     report["in_flight"] = store.reset_for_resume()
@@ -138,17 +122,15 @@ def _records_not_in_store(store: StateStore, out: str) -> dict[str, dict]:
     return them by URL."""
     found: dict[str, dict] = {}
     known: set[str] = set()  # of those, the ones with a row
-    for path in sorted(glob.glob(os.path.join(out, "pages-*.jsonl"))):
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                if not line.startswith(_URL_PREFIX):
-                    continue
-                url = line[len(_URL_PREFIX):line.index('"', len(_URL_PREFIX))]
-                state = store.state_of(url)
-                if state not in (VISITED, FAILED):
-                    found[url] = json.loads(line)
-                    if state is not None:
-                        known.add(url)
+    for line in iter_lines(out):  # parsed only when needed: most are in the store
+        if not line.startswith(_URL_PREFIX):
+            continue
+        url = line[len(_URL_PREFIX):line.index('"', len(_URL_PREFIX))]
+        state = store.state_of(url)
+        if state not in (VISITED, FAILED):
+            found[url] = json.loads(line)
+            if state is not None:
+                known.add(url)
     for url, record in found.items():
         state, reason = outcome_of(record)
         if url not in known:  # dispatched after the last commit: no row yet

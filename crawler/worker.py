@@ -381,7 +381,7 @@ def fetcher_main(worker_id: int, config, tasks, results, table) -> None:
         table: proxy of the manager-hosted visited table.
     """
     child_signals()  # SIGINT and SIGTERM are the dispatcher's: ignored here
-    writer = RecordWriter(config.out_dir, worker_id)
+    writer = RecordWriter(config.out_dir, worker_id, config.shard_bytes, config.compress)
     warc = WarcWriter.from_config(config, worker_id) if config.warc else None
     processor = PageProcessor(worker_id, config, table, writer)
     sender = ResultSender(results)

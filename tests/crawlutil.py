@@ -2,23 +2,21 @@
 
 from __future__ import annotations
 
-import glob
 import json
 import os
 
 from crawler.api import crawl
 from crawler.config import CrawlConfig
+from crawler.shards import iter_records
 
 
 def read_records(out_dir: str) -> dict[str, dict]:
-    """Every record of ``pages-*.jsonl``, by URL; fails on a URL recorded twice."""
+    """Every record of every page shard (plain or compressed), by URL; fails on a URL
+    recorded twice."""
     records: dict[str, dict] = {}
-    for path in sorted(glob.glob(os.path.join(out_dir, "pages-*.jsonl"))):
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                record = json.loads(line)
-                assert record["url"] not in records, f"{record['url']} recorded twice"
-                records[record["url"]] = record
+    for record in iter_records(out_dir):
+        assert record["url"] not in records, f"{record['url']} recorded twice"
+        records[record["url"]] = record
     return records
 
 

@@ -3,7 +3,6 @@ server) and the fetcher thread loop's survival of an unexpected exception."""
 
 from __future__ import annotations
 
-import json
 import queue
 import re
 import socket
@@ -15,7 +14,8 @@ import crawler.worker as worker
 from crawler.config import CrawlConfig
 from crawler.fetch import HttpClient
 from crawler.messages import DEFERRED, FAILED, NON_HTML, PAGE, REDIRECT, RETRY, STOP, FetchTask, TaskDone
-from crawler.store import RecordWriter, edges_path, pages_path
+from crawler.shards import iter_records
+from crawler.store import RecordWriter, edges_path
 from crawler.visited import VisitedTable
 from siteserver import Route, SiteServer, redirect
 
@@ -53,8 +53,7 @@ class Harness:
         return self.processor.run(FetchTask(url, depth, parent, tuple(chain)), self.client)
 
     def records(self) -> list[dict]:
-        with open(pages_path(self.out_dir, 0), encoding="utf-8") as f:
-            return [json.loads(line) for line in f]
+        return list(iter_records(self.out_dir))
 
     def edges(self) -> list[str]:
         with open(edges_path(self.out_dir, 0), encoding="utf-8") as f:
