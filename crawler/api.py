@@ -232,6 +232,7 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "non_html": c.outcomes[NON_HTML],
         "redirects": c.outcomes[REDIRECT],
         "duplicates": c.duplicates,
+        "near_duplicates": c.near_duplicates,
         "failed_by_reason": dict(sorted(c.failed_by_reason.items())),
         "skipped_by_reason": dict(sorted(collections.Counter(row[3] for row in skipped).items())),
         "redirect_cycles": graph.redirect_cycles(dispatcher.redirected),
