@@ -26,7 +26,7 @@ from crawler.graph import LinkGraph, write_tree
 from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
 from crawler.signals import StopOnSignal, signals_deferred
 from crawler.visited import start_manager
-from crawler import resume
+from crawler import mirror, resume
 from crawler.state import FAILED as FAILED_STATE, VISITED as VISITED_STATE, DiskFrontier, StateStore
 
 log = logging.getLogger("crawler")
@@ -253,6 +253,8 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "threads": config.threads,
         "start_method": dispatcher.ctx.get_start_method(),
     }
+    if config.mirror:  # after a resume too: the records of every run
+        summary["mirror_files"] = mirror.write_mirror(out)
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
         f.write("\n")

@@ -118,6 +118,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--restart", action="store_true",
                    help="delete the outputs and state already in --out and start over "
                         "(default: resume the crawl found there)")
+    p.add_argument("--mirror", action="store_true",
+                   help="also write OUT/site/<host>/<path>.md, one Markdown file per page, and "
+                        "site/index.tsv (url -> file)")
     p.add_argument("--quiet", action="store_true", help="no progress lines, only errors")
     p.add_argument("--version", action="version", version=f"crawler {__version__}")
     return p
@@ -143,7 +146,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         obey_robots=not args.ignore_robots, per_host=args.per_host, delay_s=args.delay,
         retries=args.retries, max_retry_wait_s=args.max_retry_wait,
         max_url_length=args.max_url_length, max_query_variants=args.max_query_variants,
-        sitemaps=args.sitemaps, restart=args.restart,
+        sitemaps=args.sitemaps, restart=args.restart, mirror=args.mirror,
         max_memory_bytes=args.max_memory * 2**20 if args.max_memory else None,
         progress="off" if args.quiet else "bar" if sys.stderr.isatty() else "log",
     ).validated()

@@ -98,6 +98,8 @@ class CrawlConfig:
         max_query_variants: most URLs with a query per path (scheme, host and path):
             further ones are skipped (a calendar's endless ``?month=`` links); ``None``:
             unlimited.
+        mirror: at the end of the crawl, write ``out_dir/site/<host>/<path>.md``, one file
+            per page with Markdown, and ``site/index.tsv`` (:mod:`crawler.mirror`).
     """
 
     seeds: tuple[str, ...]
@@ -133,6 +135,7 @@ class CrawlConfig:
     sitemaps: bool = False
     restart: bool = False
     max_memory_bytes: int | None = None
+    mirror: bool = False
 
     @property
     def seed_keys(self) -> tuple[str, ...]:

@@ -25,6 +25,7 @@ import json
 import os
 
 from crawler.errors import ConfigError
+from crawler.mirror import SITE_DIR, remove_mirror
 from crawler.messages import FetchTask
 from crawler.state import FAILED, FRONTIER, IN_FLIGHT, SKIPPED, STATE_FILE, VISITED, StateStore
 
@@ -34,7 +35,8 @@ _FLAGS = {"seeds": "seeds", "allow_domains": "--allow-domain", "include": "--inc
           "exclude": "--exclude"}
 #: Output files a ``--restart`` removes (and nothing else in the folder).
 OUTPUT_PATTERNS = ("pages-*.jsonl", "edges-*.tsv", "edges.tsv", "tree.txt", "skipped.tsv",
-                   "summary.json", STATE_FILE, STATE_FILE + "-wal", STATE_FILE + "-shm")
+                   "summary.json", STATE_FILE, STATE_FILE + "-wal", STATE_FILE + "-shm",
+                   SITE_DIR + "/")  # the mirror: only the files its index lists
 _URL_PREFIX = '{"url": "'
 
 
@@ -58,6 +60,9 @@ def check_settings(stored: dict, config) -> None:
 def remove_outputs(out_dir: str) -> None:
     """``--restart``: delete this crawler's output files in ``out_dir`` (only those)."""
     for pattern in OUTPUT_PATTERNS:
+        if pattern == SITE_DIR + "/":
+            remove_mirror(out_dir)
+            continue
         for path in glob.glob(os.path.join(out_dir, pattern)):
             os.remove(path)
 
