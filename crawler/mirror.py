@@ -152,7 +152,9 @@ def _file_name(segment: str, query: str | None) -> str:
             break
     if query is not None:
         names = [item.partition("=")[0] for item in query.split("&") if item]
-        names_part = _cut("-".join(_decode_segment(n) for n in names), MAX_QUERY_NAMES_BYTES, query)
+        names_part = "-".join(_decode_segment(normalize_percent_encoding(n, PATH_SAFE - {"/"}))
+                              for n in names)  # a query may hold "/" and "?" literally
+        names_part = _cut(names_part, MAX_QUERY_NAMES_BYTES, query)
         stem = f"{stem}-{names_part}-{_hex8(query)}" if names_part else f"{stem}-{_hex8(query)}"
     stem = _cut(stem, MAX_COMPONENT_BYTES - 3, f"{segment}?{query}")
     return _windows_safe(stem + ".md")
