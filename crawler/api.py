@@ -254,7 +254,11 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "start_method": dispatcher.ctx.get_start_method(),
     }
     if config.mirror:  # after a resume too: the records of every run
-        summary["mirror_files"] = mirror.write_mirror(out)
+        try:
+            summary["mirror_files"] = mirror.write_mirror(out)
+        except OSError as exc:  # the other outputs stand; say why the mirror is missing
+            log.error("mirror not written: %s", exc)
+            summary["mirror_files"] = None
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
         f.write("\n")
