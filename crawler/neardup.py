@@ -92,6 +92,10 @@ def hamming(a: int, b: int) -> int:
 
 _NONE = 0xFFFFFFFF  # end of a chain
 _DENSE_BLOCK_BITS = 16  # blocks this narrow get a flat head array (2**bits * 4 bytes)
+#: Most entries compared per block value and query (the newest ones): with random
+#: fingerprints a 16-bit block value holds this many entries only past 134 million
+#: pages; it bounds the time of a query when many pages crowd one value.
+MAX_SCAN = 2048
 
 
 class NearDuplicateIndex:
@@ -144,11 +148,14 @@ class NearDuplicateIndex:
             heads[key] = position
 
     def _candidates(self, fingerprint: int):
-        """Positions sharing at least one block with ``fingerprint`` (repeats possible)."""
+        """Positions sharing at least one block with ``fingerprint``, newest first in
+        each table, at most :data:`MAX_SCAN` per table (repeats possible)."""
         for heads, chain, (shift, mask) in zip(self._heads, self._next, self.blocks):
             key = fingerprint >> shift & mask
             position = heads[key] if isinstance(heads, array.array) else heads.get(key, _NONE)
-            while position != _NONE:
+            for _ in range(MAX_SCAN):
+                if position == _NONE:
+                    break
                 yield position
                 position = chain[position]
 
@@ -156,21 +163,28 @@ class NearDuplicateIndex:
         """The stored entry closest to ``fingerprint`` within ``max_distance`` bits, as
         ``(reference, distance)``: the one added first among equally close ones;
         entries whose reference is ``exclude`` are ignored. ``None`` when there is none."""
+        return self._search(fingerprint, exclude)[0]
+
+    def _search(self, fingerprint: int, exclude: int | None) -> tuple[tuple[int, int] | None, bool]:
+        """(:meth:`nearest`, whether ``fingerprint`` itself is stored)."""
         best: tuple[int, int] | None = None  # (distance, position)
         stored, references = self._fingerprints, self._references
+        held = False
         for position in self._candidates(fingerprint):
             distance = (stored[position] ^ fingerprint).bit_count()
+            held = held or distance == 0
             if distance <= self.max_distance and (best is None or (distance, position) < best) \
                     and (exclude is None or references[position] != exclude):
                 best = (distance, position)
-        return None if best is None else (references[best[1]], best[0])
+        return (None if best is None else (references[best[1]], best[0])), held
 
     def add_or_find(self, fingerprint: int, reference: int) -> tuple[int, int] | None:
-        """:meth:`nearest` ignoring ``reference`` itself, then :meth:`add` unless that
-        pair is stored already (a page registered again). Returns what :meth:`nearest`
-        found."""
-        found = self.nearest(fingerprint, exclude=reference)
-        if not any(self._fingerprints[p] == fingerprint and self._references[p] == reference
-                   for p in self._candidates(fingerprint)):
+        """:meth:`nearest` ignoring ``reference`` itself, then :meth:`add` unless an
+        entry with this very fingerprint is stored already: it would never be a later
+        query's answer (the stored one is as close and was added first), and thousands
+        of pages with one fingerprint (a generated site) would otherwise make one chain
+        as long as the crawl. Returns what :meth:`nearest` found."""
+        found, held = self._search(fingerprint, reference)
+        if not held:
             self.add(fingerprint, reference)
         return found

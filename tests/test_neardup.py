@@ -122,13 +122,17 @@ def test_index_ties_go_to_the_entry_added_first():
     assert index.nearest(0) == (1, 1)
 
 
-def test_add_or_find_does_not_find_or_store_the_same_reference_twice():
+def test_add_or_find_does_not_find_itself_or_store_a_fingerprint_twice():
     index = NearDuplicateIndex()
     assert index.add_or_find(0xFF, 7) is None
-    assert index.add_or_find(0xFF, 7) is None
+    assert index.add_or_find(0xFF, 7) is None  # the same page again
     assert len(index) == 1
     assert index.add_or_find(0xFE, 8) == (7, 1)
+    assert index.add_or_find(0xFF, 9) == (7, 0)  # same fingerprint: found, not stored again
     assert len(index) == 2
+    for reference in range(10, 5000):  # a generated site: one fingerprint, one entry
+        assert index.add_or_find(0x1234_5678_9ABC_DEF0, reference) == (None if reference == 10 else (10, 0))
+    assert len(index) == 3
 
 
 fingerprints = st.integers(0, 2**64 - 1)
