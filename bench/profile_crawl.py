@@ -295,7 +295,7 @@ PROBE_TARGETS = (
     ("crawler.visited", "OfferedKeys", "first_offer", "OfferedKeys.first_offer"),
     ("crawler.store", "RecordWriter", "write", "record + edges write"),
     ("crawler.visited", "VisitedProxy", "settle", "visited table settle"),
-    ("crawler.visited", "VisitedProxy", "first_content", "visited table first_content"),
+    ("crawler.visited", "VisitedProxy", "register_content", "visited table register_content"),
     ("crawler.worker", "ResultSender", "put", "result send"),
     ("multiprocessing.queues", "Queue", "get", "task queue get"),
 )
@@ -1338,7 +1338,7 @@ def probe_split(probes: dict, fetcher_ms: float, pw: dict) -> dict:
     run_ms = ms("PageProcessor.run (one task)")
     inside = {"HTTP client (HttpClient.get)": ms("HttpClient.get"),
               "visited table settle (client side of the round trip)": ms("visited table settle"),
-              "visited table first_content (second round trip)": ms("visited table first_content"),
+              "visited table register_content (second round trip)": ms("visited table register_content"),
               "scope checks": ms("scope check"), "Markdown fingerprint": ms("Markdown fingerprint"),
               "OfferedKeys filter": ms("OfferedKeys.first_offer")}
     rows = {"page work in the crawl - page work alone": sum(in_crawl.values()) - pw["total_ms_per_page"]}

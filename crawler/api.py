@@ -34,7 +34,7 @@ from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
 from crawler.shards import finish_shards, write_manifest
 from crawler.signals import StopOnSignal, signals_deferred
 from crawler.visited import start_manager
-from crawler import map_report, resume, warc
+from crawler import map_report, mirror, resume, warc
 from crawler.state import FAILED as FAILED_STATE, VISITED as VISITED_STATE, DiskFrontier, StateStore
 
 log = logging.getLogger("crawler")
@@ -170,7 +170,7 @@ def map_site(config: CrawlConfig, signals: StopOnSignal | None = None) -> dict:
     """
     config = config.validated()
     prepare_output(config.out_dir)
-    walk = dataclasses.replace(config, mode="map", warc=False, compress=None,  # no corpus
+    walk = dataclasses.replace(config, mode="map", warc=False, compress=None, mirror=False,  # no corpus
                                out_dir=os.path.join(config.out_dir, map_report.MAP_DIR))
     summary = crawl(walk, signals)
     report = map_report.build_map(walk, walk.out_dir, summary)
@@ -283,6 +283,7 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "non_html": c.outcomes[NON_HTML],
         "redirects": c.outcomes[REDIRECT],
         "duplicates": c.duplicates,
+        "near_duplicates": c.near_duplicates,
         "failed_by_reason": dict(sorted(c.failed_by_reason.items())),
         "skipped_by_reason": dict(sorted(collections.Counter(row[3] for row in skipped).items())),
         "redirect_cycles": graph.redirect_cycles(dispatcher.redirected),
@@ -304,6 +305,12 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "start_method": dispatcher.ctx.get_start_method(),
     }
     finish_page_shards(config)
+    if config.mirror:  # after a resume too: the records of every run
+        try:
+            summary["mirror_files"] = mirror.write_mirror(out)
+        except OSError as exc:  # the other outputs stand; say why the mirror is missing
+            log.error("mirror not written: %s", exc)
+            summary["mirror_files"] = None
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
         f.write("\n")

@@ -137,6 +137,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--warc", action="store_true",
                    help="also write the raw HTTP requests and responses as WARC/1.1 files, "
                         "warc-NN-*.warc.gz in --out (default: off)")
+    p.add_argument("--mirror", action="store_true",
+                   help="also write OUT/site/<host>/<path>.md, one Markdown file per page, and "
+                        "site/index.tsv (url -> file)")
     p.add_argument("--quiet", action="store_true", help="no progress lines, only errors")
     p.add_argument("--version", action="version", version=f"crawler {__version__}")
     return p
@@ -163,6 +166,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         retries=args.retries, max_retry_wait_s=args.max_retry_wait,
         max_url_length=args.max_url_length, max_query_variants=args.max_query_variants,
         sitemaps=args.sitemaps, restart=args.restart, mode=getattr(args, "mode", "crawl"),
+        mirror=args.mirror,
         max_memory_bytes=args.max_memory * 2**20 if args.max_memory else None,
         warc=args.warc,
         compress=args.compress, shard_bytes=int(args.shard_size * 2**20),

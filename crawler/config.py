@@ -121,6 +121,8 @@ class CrawlConfig:
             page-record shard is compressed to once closed (:mod:`crawler.shards`).
         shard_bytes: most uncompressed bytes of one page-record shard; a record larger
             than this gets a shard of its own.
+        mirror: at the end of the crawl, write ``out_dir/site/<host>/<path>.md``, one file
+            per page with Markdown, and ``site/index.tsv`` (:mod:`crawler.mirror`).
     """
 
     seeds: tuple[str, ...]
@@ -161,6 +163,7 @@ class CrawlConfig:
     warc: bool = False
     compress: str | None = None
     shard_bytes: int = DEFAULT_SHARD_BYTES
+    mirror: bool = False
 
     @property
     def seed_keys(self) -> tuple[str, ...]:

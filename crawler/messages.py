@@ -99,6 +99,8 @@ class TaskDone:
         duplicate: a :data:`PAGE` whose Markdown is exactly an earlier page's (its
             record has ``duplicate_of`` and no Markdown).
         sitemaps: with :data:`SITEMAP`, the child sitemaps of a sitemap index.
+        near_duplicate: a :data:`PAGE` whose Markdown's SimHash is within 3 bits of an
+            earlier page's (its record has ``near_duplicate_of`` and keeps its Markdown).
     """
 
     worker_id: int
@@ -113,3 +115,4 @@ class TaskDone:
     robots_body: bytes | None = None
     duplicate: bool = False
     sitemaps: tuple[str, ...] = ()
+    near_duplicate: bool = False

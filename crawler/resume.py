@@ -30,6 +30,7 @@ import json
 import os
 
 from crawler.errors import ConfigError
+from crawler.mirror import SITE_DIR, remove_mirror
 from crawler.messages import FetchTask
 from crawler.shards import MANIFEST_FILE, TEMP_SUFFIX, cut_partial_line, iter_lines, settle
 from crawler.state import FAILED, FRONTIER, IN_FLIGHT, SKIPPED, STATE_FILE, VISITED, StateStore
@@ -44,7 +45,8 @@ OUTPUT_PATTERNS = ("pages-*.jsonl", "edges-*.tsv", "edges.tsv", "tree.txt", "ski
                    "summary.json", STATE_FILE, STATE_FILE + "-wal", STATE_FILE + "-shm",
                    WARC_GLOB, WARC_GLOB + OPEN_SUFFIX,
                    "pages-*.jsonl.zst", "pages-*.jsonl.gz", "pages-*.jsonl.*" + TEMP_SUFFIX,
-                   MANIFEST_FILE, MANIFEST_FILE + TEMP_SUFFIX)
+                   MANIFEST_FILE, MANIFEST_FILE + TEMP_SUFFIX,
+                   SITE_DIR + "/")  # the mirror: only the files its index lists
 _URL_PREFIX = '{"url": "'
 
 
@@ -68,6 +70,9 @@ def check_settings(stored: dict, config) -> None:
 def remove_outputs(out_dir: str) -> None:
     """``--restart``: delete this crawler's output files in ``out_dir`` (only those)."""
     for pattern in OUTPUT_PATTERNS:
+        if pattern == SITE_DIR + "/":
+            remove_mirror(out_dir)
+            continue
         for path in glob.glob(os.path.join(out_dir, pattern)):
             os.remove(path)
 

@@ -75,11 +75,13 @@ class CrawlCounters:
         self.failed_by_reason: collections.Counter[str] = collections.Counter()
         self.body_bytes = 0
         self.duplicates = 0
+        self.near_duplicates = 0
 
     def add(self, done) -> None:
         """Count one finished task."""
         self.outcomes[done.outcome] += 1
         self.duplicates += done.duplicate
+        self.near_duplicates += done.near_duplicate
         self.body_bytes += done.body_bytes
         if done.outcome == FAILED:
             self.failed_by_reason[done.error or "unknown"] += 1

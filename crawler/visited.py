@@ -24,6 +24,7 @@ from __future__ import annotations
 import threading
 from multiprocessing.managers import BaseManager, BaseProxy
 
+from crawler.neardup import NearDuplicateIndex
 from crawler.signals import child_signals
 from crawler.urlnorm import fingerprint
 
@@ -50,6 +51,8 @@ class VisitedTable:
         self._shards: list[dict[int, int]] = [{} for _ in range(shards)]
         self._locks = [threading.Lock() for _ in range(shards)]
         self._contents: list[dict[int, str]] = [{} for _ in range(shards)]
+        self._near = NearDuplicateIndex()  # simhash -> content fingerprint (-> URL)
+        self._near_lock = threading.Lock()
 
     @property
     def shard_count(self) -> int:
@@ -140,6 +143,33 @@ class VisitedTable:
             first = self._contents[index].setdefault(content_fingerprint, url)
         return None if first == url else first
 
+    def register_content(self, content_fingerprint: int, simhash: int,
+                         url: str) -> tuple[str | None, str | None, int | None]:
+        """:meth:`first_content`, and for a page that is not an exact duplicate, also
+        register its ``simhash`` (64-bit SimHash of the Markdown,
+        :func:`crawler.neardup.simhash`) and look for an earlier page within 3 bits
+        (:class:`crawler.neardup.NearDuplicateIndex`): one round trip per page.
+
+        Returns:
+            ``(duplicate_of, near_duplicate_of, distance)``: the first URL with exactly
+            this Markdown (then the other two are ``None``), else ``None`` and the URL of
+            the closest earlier page within 3 bits with its Hamming distance in bits (or
+            ``None, None``). Costs about 32 bytes per distinct page besides the URL that
+            :meth:`first_content` keeps (the index refers to it by the fingerprint).
+        """
+        first = self.first_content(content_fingerprint, url)
+        if first is not None:
+            return first, None, None
+        with self._near_lock:
+            found = self._near.add_or_find(simhash, content_fingerprint)
+        if found is None:
+            return None, None, None
+        reference, distance = found
+        index = reference & self._mask
+        with self._locks[index]:
+            near = self._contents[index][reference]
+        return None, near, distance
+
     def state(self, url: str) -> str | None:
         """The state name of ``url`` ("in_flight", "visited", ...), or None if unseen."""
         fp = fingerprint(url)
@@ -202,7 +232,7 @@ class VisitedProxy(BaseProxy):
     """Client side of a manager-hosted :class:`VisitedTable`; each call is one round trip."""
 
     _exposed_ = ("claim", "claim_many", "mark", "mark_visited", "mark_failed",
-                 "mark_many", "settle", "first_content", "state", "__len__", "counts")
+                 "mark_many", "settle", "first_content", "register_content", "state", "__len__", "counts")
 
     def claim(self, url):
         return self._callmethod("claim", (url,))
@@ -227,6 +257,9 @@ class VisitedProxy(BaseProxy):
 
     def first_content(self, content_fingerprint, url):
         return self._callmethod("first_content", (content_fingerprint, url))
+
+    def register_content(self, content_fingerprint, simhash, url):
+        return self._callmethod("register_content", (content_fingerprint, simhash, url))
 
     def state(self, url):
         return self._callmethod("state", (url,))

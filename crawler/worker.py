@@ -38,6 +38,7 @@ from crawler.probe import body_needed, head_decides, probably_not_html
 from crawler.messages import (
     CRASHED, DEFERRED, FAILED, KIND_FAIL, KIND_ROBOTS, KIND_SITEMAP, NON_HTML, PAGE, REDIRECT, RETRY, ROBOTS, SITEMAP,
     STOP, FetchTask, TaskDone)
+from crawler.neardup import simhash
 from crawler.retry import is_transient, parse_retry_after
 from crawler.robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, origin_of, robots_url
 from crawler.scope import Scope
@@ -241,6 +242,9 @@ class PageProcessor:
             "canonical": None,
             "duplicate_of": None,
             "content": None,
+            "simhash": None,
+            "near_duplicate_of": None,
+            "near_duplicate_distance": None,
             "fetched_at": utc_now_iso(),
             "elapsed_ms": round(response.elapsed_ms, 1) if response else None,
             "bytes": len(response.body) if response else 0,
@@ -302,21 +306,28 @@ class PageProcessor:
             edges.append((task.url, link, LINK, in_scope))
             if in_scope and follow and link != task.url:
                 claims.append(FetchTask(link, depth, task.url, (), _unless_key(sent, link)))
-        fingerprint = None if self.mapping else markdown_fingerprint(markdown)
+        fingerprint = near_hash = None
+        if not self.mapping:
+            fingerprint, near_hash = markdown_fingerprint(markdown), simhash(markdown)
         fields = {"title": page.title, "markdown": markdown, "fingerprint": fingerprint,
                   "canonical": None, "duplicate_of": None, "content": content,
+                  "simhash": None if near_hash is None else f"{near_hash:016x}",
                   **self._map_fields(PAGE, response)}
         if page.canonical is not None:
             fields["canonical"] = normalize(page.canonical, base)
         if markdown:  # an exact duplicate is recorded, its Markdown not written twice
             try:
-                first = self.table.first_content(int(fingerprint, 16), task.url)
+                first, near, distance = self.table.register_content(
+                    int(fingerprint, 16), near_hash, task.url)
             except Exception:  # the table failed: keep the page; settle() reports it
-                first = None
+                first = near = distance = None
             if first is not None:
                 fields.update(markdown=None, duplicate_of=first)
+            elif near is not None:  # flagged, not dropped: its Markdown is kept
+                fields.update(near_duplicate_of=near, near_duplicate_distance=distance)
         done = self._finish(task, PAGE, response, fields, edges, claims)
-        return dataclasses.replace(done, duplicate=True) if fields["duplicate_of"] else done
+        return dataclasses.replace(done, duplicate=fields["duplicate_of"] is not None,
+                                   near_duplicate=fields.get("near_duplicate_of") is not None)
 
     def crash(self, task: FetchTask, exc: BaseException) -> TaskDone:
         """Record an unexpected exception as a failure of ``task``; best effort."""

@@ -94,7 +94,8 @@ def test_html_page_record_edges_and_discovered(make):
     assert set(record) == {"url", "request_url", "final_url", "status", "content_type", "depth", "parent",
                            "redirect_chain", "title", "markdown", "fingerprint", "fetched_at",
                            "elapsed_ms", "bytes", "truncated", "attempts", "error", "canonical",
-                           "duplicate_of", "content"}
+                           "duplicate_of", "content", "simhash", "near_duplicate_of",
+                           "near_duplicate_distance"}
     assert record["url"] == record["final_url"] == record["request_url"] == u("/")
     assert record["status"] == 200
     assert record["content_type"] == "text/html; charset=utf-8"
@@ -415,7 +416,7 @@ def test_a_table_failure_after_the_record_is_written_writes_no_second_record(mak
         raise BrokenPipeError("manager gone")
 
     monkeypatch.setattr(h.table, "settle", broken_settle)
-    monkeypatch.setattr(h.table, "first_content", broken_settle)  # the table is gone for all
+    monkeypatch.setattr(h.table, "register_content", broken_settle)  # the table is gone for all
     tasks, results = queue.Queue(), queue.Queue()
     for item in (FetchTask(u("/"), 0), STOP):
         tasks.put(item)
