@@ -13,6 +13,7 @@ import argparse
 import json
 import logging
 import math
+import os
 import sys
 
 from crawler import __version__
@@ -221,7 +222,7 @@ def _main(argv, signals: StopOnSignal) -> int:
 def _map(args: argparse.Namespace, signals: StopOnSignal) -> int:
     """``python -m crawler map``: walk, then print the map on stdout."""
     from crawler.api import map_site
-    from crawler.map_report import format_map
+    from crawler.map_report import format_map, tree_excerpt
 
     try:
         config = config_from_args(args)
@@ -233,5 +234,7 @@ def _map(args: argparse.Namespace, signals: StopOnSignal) -> int:
         print(f"crawler: stopped ({report['stopped']}); run the same command again to resume",
               file=sys.stderr)
     print(format_map(report))
-    print(f"output: {config.out_dir} (map.json, tree.txt)")
+    print(tree_excerpt(os.path.join(config.out_dir, "tree.txt")))
+    print(f"output: {config.out_dir} (map.json, tree.txt); crawl with the same --out "
+          f"and the progress bar knows the total")
     return EXIT_OK

@@ -206,6 +206,25 @@ def format_map(report: dict) -> str:
     return "\n".join(lines)
 
 
+#: Lines of the tree the ``map`` command prints (all of it is in ``tree.txt``).
+TREE_LINES = 40
+
+
+def tree_excerpt(path: str, limit: int = TREE_LINES) -> str:
+    """The first ``limit`` lines of the tree file ``path`` under a heading that says how
+    many lines it has in all; '' when the file is missing."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            head, total = [], 0
+            for total, line in enumerate(f, 1):
+                if total <= limit:
+                    head.append("  " + line.rstrip("\n"))
+    except OSError:
+        return ""
+    shown = f"first {len(head)} of {total} lines" if total > len(head) else f"{total} lines"
+    return "\n".join([f"tree ({shown}; all in {os.path.basename(path)}):"] + head)
+
+
 def load_map(out_dir: str) -> dict | None:
     """The ``map.json`` in ``out_dir``, or None if there is none (or it is unreadable)."""
     try:

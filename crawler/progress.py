@@ -104,6 +104,7 @@ def summary_table(summary: dict) -> str:
     """The main counts of a ``summary.json`` dict as an aligned text table."""
     rows = [("pages", summary["pages"]), ("non-HTML", summary["non_html"]),
             ("redirects", summary["redirects"]), ("duplicates", summary.get("duplicates", 0)),
+            ("near duplicates", summary.get("near_duplicates", 0)),
             ("failed", summary["failed"]), ("skipped", summary["skipped"]),
             ("claimed", summary["claimed"]), ("reconciled", summary["reconciled"]),
             ("wall s", summary["wall_s"]), ("pages/s", summary["pages_per_s"]),

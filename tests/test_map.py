@@ -17,7 +17,7 @@ from crawler.api import crawl, map_site
 from crawler.config import CrawlConfig
 from crawler.errors import ConfigError
 from crawler.fetch import HttpClient
-from crawler.map_report import expected_urls, format_map, section_of
+from crawler.map_report import expected_urls, format_map, section_of, tree_excerpt
 from crawler.probe import body_needed, head_decides, probably_not_html
 from crawlutil import read_records
 from siteserver import Route, SiteServer, redirect
@@ -244,7 +244,12 @@ def test_command_line_map_then_crawl(tmp_path):
     assert lines[0] == "pages: 6"
     assert lines[1] == "urls: 10 (pages 6, non-HTML 2, redirects 1, failed 1; skipped 1)"
     assert "by section:" in lines and "  /sub/  2" in lines
-    assert lines[-1] == f"output: {out} (map.json, tree.txt)"
+    with open(os.path.join(out, "tree.txt"), encoding="utf-8") as f:
+        tree = f.read().splitlines()
+    start = lines.index(f"tree ({len(tree)} lines; all in tree.txt):")
+    assert lines[start + 1:-1] == ["  " + line for line in tree]
+    assert lines[-1] == (f"output: {out} (map.json, tree.txt); crawl with the same --out and the "
+                         "progress bar knows the total")
     assert crawled.returncode == 0, crawled.stderr
     assert json.loads(crawled.stdout.splitlines()[0])["pages"] == 6
     assert "progress total from" in crawled.stderr
@@ -297,3 +302,12 @@ def test_a_stopped_map_resumes_to_the_full_map(tmp_path):
         (6, 10, {"page": 6, "non_html": 2, "redirect": 1, "failed": 1}, True)
     assert second["depth"] == {"0": 1, "1": 4, "2": 1}
     assert all(n == 1 for path, n in gets.items() if path != "/robots.txt")  # nothing fetched twice
+
+
+def test_tree_excerpt_is_capped_and_says_how_long_the_tree_is(tmp_path):
+    path = tmp_path / "tree.txt"
+    path.write_text("".join(f"{'  ' * (n % 3)}http://h/{n}\n" for n in range(5)), encoding="utf-8")
+    assert tree_excerpt(str(path), limit=2) == (
+        "tree (first 2 of 5 lines; all in tree.txt):\n  http://h/0\n    http://h/1")
+    assert tree_excerpt(str(path)).splitlines()[0] == "tree (5 lines; all in tree.txt):"
+    assert tree_excerpt(str(tmp_path / "missing.txt")) == ""
