@@ -35,6 +35,7 @@ from crawler.shards import finish_shards, write_manifest
 from crawler.signals import StopOnSignal, signals_deferred
 from crawler.visited import start_manager
 from crawler import map_report, mirror, resume, warc
+from crawler.state import CONTENT_DUPLICATE, CONTENT_NEAR
 from crawler.state import FAILED as FAILED_STATE, VISITED as VISITED_STATE, DiskFrontier, StateStore
 
 log = logging.getLogger("crawler")
@@ -263,6 +264,10 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         for url, depth, parent, reason in skipped:
             f.write(f"{url}\t{depth}\t{parent or ''}\t{reason}\n")
     c = dispatcher.counters
+    duplicates, near_duplicates = c.duplicates, c.near_duplicates  # this run's
+    if dispatcher.store is not None:  # every run's
+        content = dispatcher.store.content_counts()
+        duplicates, near_duplicates = content[CONTENT_DUPLICATE], content[CONTENT_NEAR]
     if states is None:  # the table is lost: what the dispatcher itself saw
         claimed, reconciled = None, False
         states = {"visited": c.visited, "failed": c.failed,
@@ -282,8 +287,8 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "pages": c.outcomes[PAGE],
         "non_html": c.outcomes[NON_HTML],
         "redirects": c.outcomes[REDIRECT],
-        "duplicates": c.duplicates,
-        "near_duplicates": c.near_duplicates,
+        "duplicates": duplicates,
+        "near_duplicates": near_duplicates,
         "failed_by_reason": dict(sorted(c.failed_by_reason.items())),
         "skipped_by_reason": dict(sorted(collections.Counter(row[3] for row in skipped).items())),
         "redirect_cycles": graph.redirect_cycles(dispatcher.redirected),

@@ -101,6 +101,9 @@ class TaskDone:
         sitemaps: with :data:`SITEMAP`, the child sitemaps of a sitemap index.
         near_duplicate: a :data:`PAGE` whose Markdown's SimHash is within 3 bits of an
             earlier page's (its record has ``near_duplicate_of`` and keeps its Markdown).
+        content: ``(fingerprint, simhash)`` (two unsigned 64-bit ints) of a :data:`PAGE`
+            whose Markdown was registered in the visited table's content registry, kept
+            in the state store so that a resumed crawl registers it again; else ``None``.
     """
 
     worker_id: int
@@ -116,3 +119,4 @@ class TaskDone:
     duplicate: bool = False
     sitemaps: tuple[str, ...] = ()
     near_duplicate: bool = False
+    content: tuple[int, int] | None = None

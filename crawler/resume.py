@@ -20,7 +20,9 @@ that gap before the crawl goes on:
    in-scope links their page found that the store does not know are put in the
    frontier (their claims died with the old processes);
 4. the visited table is rebuilt from the store: every URL claimed, the finished ones
-   marked, so no visited page is fetched again.
+   marked, so no visited page is fetched again; and its content registry gets the
+   earlier runs' pages back, so a page of this run that repeats one of theirs is
+   flagged (``duplicate_of``, ``near_duplicate_of``) as within one run.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from crawler.errors import ConfigError
 from crawler.mirror import SITE_DIR, remove_mirror
 from crawler.messages import FetchTask
 from crawler.shards import MANIFEST_FILE, TEMP_SUFFIX, cut_partial_line, iter_lines, settle
+from crawler.state import BATCH_ROWS, CONTENT_DUPLICATE, CONTENT_FIRST, CONTENT_NEAR
 from crawler.state import FAILED, FRONTIER, IN_FLIGHT, SKIPPED, STATE_FILE, VISITED, StateStore
 from crawler.warc import OPEN_SUFFIX, WARC_GLOB, seal_open_files
 
@@ -119,6 +122,7 @@ def prepare(config, store: StateStore, table) -> dict:
     report["links_recovered"] = _recover_links(config, store, recovered)
     store.commit()
     _rebuild_table(store, table)
+    _rebuild_contents(store, table)
     return report
 
 
@@ -143,6 +147,10 @@ def _records_not_in_store(store: StateStore, out: str) -> dict[str, dict]:
                                  tuple(record.get("redirect_chain") or ()))], state, reason)
         else:
             store.set_state([url], state, reason)
+        if record.get("markdown") or record.get("duplicate_of"):  # was in the content registry
+            kind = CONTENT_DUPLICATE if record.get("duplicate_of") else \
+                CONTENT_NEAR if record.get("near_duplicate_of") else CONTENT_FIRST
+            store.add_content(url, int(record["fingerprint"], 16), int(record["simhash"], 16), kind)
     return found
 
 
@@ -173,6 +181,19 @@ def _recover_links(config, store: StateStore, records: dict[str, dict]) -> int:
                 store.add([task], FRONTIER)
                 added += 1
     return added
+
+
+def _rebuild_contents(store: StateStore, table) -> None:
+    """Register the earlier runs' pages in the visited table's content registry, in their
+    order, so that this run's pages are flagged as duplicates of theirs too."""
+    batch = []
+    for item in store.contents():
+        batch.append(item)
+        if len(batch) == BATCH_ROWS:
+            table.register_contents(batch)
+            batch = []
+    if batch:
+        table.register_contents(batch)
 
 
 def _rebuild_table(store: StateStore, table) -> None:

@@ -99,6 +99,10 @@ STATE_FILE = "state.sqlite"
 FRONTIER, IN_FLIGHT, VISITED, FAILED, SKIPPED = "frontier", "in_flight", "visited", "failed", "skipped"
 STATES = (FRONTIER, IN_FLIGHT, VISITED, FAILED, SKIPPED)
 
+#: ``kind`` of a ``contents`` row: the first page with its Markdown, an exact duplicate
+#: (``duplicate_of``), a near duplicate (``near_duplicate_of``).
+CONTENT_FIRST, CONTENT_DUPLICATE, CONTENT_NEAR = 0, 1, 2
+
 #: ``PRAGMA user_version`` of the schema below; a file with a higher one is refused.
 SCHEMA_VERSION = 1
 #: ``PRAGMA application_id`` of a state file ("CRLS"), so another SQLite file is refused.
@@ -143,6 +147,19 @@ PRAGMA application_id = {APPLICATION_ID};
 PRAGMA user_version = {SCHEMA_VERSION};
 """
 
+# The content registry of the pages recorded, so that a resumed crawl compares its pages
+# with the earlier runs' (exact and near duplicates). Created on open when missing: a
+# state file written before it existed gains it (no schema version change).
+_CONTENTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS contents (
+    seq INTEGER PRIMARY KEY,       -- order of registration
+    url TEXT NOT NULL UNIQUE,
+    fingerprint INTEGER NOT NULL,  -- xxh3-64 of the Markdown, as a signed 64-bit int
+    simhash INTEGER NOT NULL,      -- SimHash of the Markdown, as a signed 64-bit int
+    kind INTEGER NOT NULL          -- CONTENT_FIRST, CONTENT_DUPLICATE or CONTENT_NEAR
+);
+"""
+
 _COLUMNS = "seq, url, depth, parent, redirect_chain, request_url, attempt"
 _EMPTY_CHAIN = "[]"
 
@@ -156,6 +173,14 @@ class StateError(CrawlerError):
     unreadable or unwritable (disk full, locked by another writer). The message is one
     line naming the file. After a StateError during a crawl, treat the crawl as crashed:
     resume from the last commit."""
+
+
+_MASK64 = 2 ** 64 - 1
+
+
+def _signed(value: int) -> int:
+    """An unsigned 64-bit int as SQLite's signed INTEGER (two's complement)."""
+    return value - 2 ** 64 if value >= 2 ** 63 else value
 
 
 def _one_line(exc: BaseException) -> str:
@@ -255,6 +280,7 @@ class StateStore:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT_BYTES}")
+        conn.executescript(_CONTENTS_SCHEMA)
 
     @classmethod
     def open(cls, out_dir: str) -> "StateStore":
@@ -372,6 +398,40 @@ class StateStore:
         """
         text = json.dumps(settings, sort_keys=True)
         self._writer().execute("INSERT OR REPLACE INTO settings (id, json) VALUES (1, ?)", (text,))
+
+    # -- content registry ----------------------------------------------------------
+    @_translated
+    def add_content(self, url: str, fingerprint: int, simhash: int, kind: int) -> None:
+        """Keep the page ``url``'s Markdown ``fingerprint`` and ``simhash`` (unsigned
+        64-bit ints) and its ``kind`` (:data:`CONTENT_FIRST`, :data:`CONTENT_DUPLICATE`,
+        :data:`CONTENT_NEAR`); a URL already present is replaced. Part of the open
+        transaction."""
+        self._writer().execute(
+            "INSERT OR REPLACE INTO contents (url, fingerprint, simhash, kind) VALUES (?, ?, ?, ?)",
+            (url, _signed(fingerprint), _signed(simhash), kind))
+
+    @_translated
+    def contents(self) -> Iterator[tuple[int, int, str]]:
+        """``(fingerprint, simhash, url)`` of every page registered in the content
+        registry (not the exact duplicates), in the order they were registered."""
+        conn, after = self._connection(), 0
+        while True:
+            rows = conn.execute(
+                "SELECT seq, fingerprint, simhash, url FROM contents WHERE seq > ? AND kind <> ? "
+                "ORDER BY seq LIMIT ?", (after, CONTENT_DUPLICATE, BATCH_ROWS)).fetchall()
+            if not rows:
+                return
+            after = rows[-1][0]
+            for _, fingerprint, simhash, url in rows:
+                yield fingerprint & _MASK64, simhash & _MASK64, url
+
+    @_translated
+    def content_counts(self) -> dict[int, int]:
+        """Pages by ``kind`` over every run: ``{CONTENT_FIRST: n, CONTENT_DUPLICATE: n,
+        CONTENT_NEAR: n}``."""
+        counts = dict.fromkeys((CONTENT_FIRST, CONTENT_DUPLICATE, CONTENT_NEAR), 0)
+        counts.update(self._connection().execute("SELECT kind, count(*) FROM contents GROUP BY kind"))
+        return counts
 
     # -- URL rows ------------------------------------------------------------------
     @_translated

@@ -170,6 +170,20 @@ class VisitedTable:
             near = self._contents[index][reference]
         return None, near, distance
 
+    def register_contents(self, items) -> int:
+        """Register ``[(content_fingerprint, simhash, url), ...]`` in order, as
+        :meth:`register_content` would have, without answering: a resumed crawl reloads
+        the earlier runs' pages (from the state store) so that its pages are compared
+        with theirs too. Returns how many were registered (not exact duplicates of an
+        earlier URL)."""
+        new = 0
+        for content_fingerprint, simhash, url in items:
+            if self.first_content(content_fingerprint, url) is None:
+                with self._near_lock:
+                    self._near.add_or_find(simhash, content_fingerprint)
+                new += 1
+        return new
+
     def state(self, url: str) -> str | None:
         """The state name of ``url`` ("in_flight", "visited", ...), or None if unseen."""
         fp = fingerprint(url)
@@ -232,7 +246,8 @@ class VisitedProxy(BaseProxy):
     """Client side of a manager-hosted :class:`VisitedTable`; each call is one round trip."""
 
     _exposed_ = ("claim", "claim_many", "mark", "mark_visited", "mark_failed",
-                 "mark_many", "settle", "first_content", "register_content", "state", "__len__", "counts")
+                 "mark_many", "settle", "first_content", "register_content", "register_contents",
+                 "state", "__len__", "counts")
 
     def claim(self, url):
         return self._callmethod("claim", (url,))
@@ -260,6 +275,9 @@ class VisitedProxy(BaseProxy):
 
     def register_content(self, content_fingerprint, simhash, url):
         return self._callmethod("register_content", (content_fingerprint, simhash, url))
+
+    def register_contents(self, items):
+        return self._callmethod("register_contents", (items,))
 
     def state(self, url):
         return self._callmethod("state", (url,))

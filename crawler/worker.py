@@ -326,8 +326,10 @@ class PageProcessor:
             elif near is not None:  # flagged, not dropped: its Markdown is kept
                 fields.update(near_duplicate_of=near, near_duplicate_distance=distance)
         done = self._finish(task, PAGE, response, fields, edges, claims)
+        registered = (int(fingerprint, 16), near_hash) if markdown else None
         return dataclasses.replace(done, duplicate=fields["duplicate_of"] is not None,
-                                   near_duplicate=fields.get("near_duplicate_of") is not None)
+                                   near_duplicate=fields.get("near_duplicate_of") is not None,
+                                   content=registered)
 
     def crash(self, task: FetchTask, exc: BaseException) -> TaskDone:
         """Record an unexpected exception as a failure of ``task``; best effort."""

@@ -172,6 +172,14 @@ def test_register_content_exact_then_near_then_distinct():
     assert table.first_content(0xA1, "http://h/x") == "http://h/a"  # the exact registry is shared
 
 
+def test_register_contents_reloads_a_registry_as_register_content_built_it():
+    table = VisitedTable(4)  # an earlier run's pages, in order (exact duplicates left out)
+    assert table.register_contents([(0xA1, 0xF0F0, "http://h/a"), (0xB2, 0xF0F3, "http://h/near"),
+                                    (0xA1, 0xF0F0, "http://h/other")]) == 2
+    assert table.register_content(0xA1, 0xF0F0, "http://h/b") == ("http://h/a", None, None)
+    assert table.register_content(0xD4, 0xF0F1, "http://h/c") == (None, "http://h/a", 1)
+
+
 def test_register_content_through_the_manager():
     manager = start_manager(multiprocessing.get_context("spawn"))
     try:

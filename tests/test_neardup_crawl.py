@@ -1,6 +1,8 @@
 """End to end: exact and near duplicates flagged in one crawl (crawler.neardup through
 the visited table)."""
 
+import sqlite3
+
 from crawlutil import run_crawl
 from siteserver import Route, SiteServer
 from test_neardup import PAGE
@@ -89,3 +91,47 @@ def test_by_default_pages_that_differ_only_in_chrome_are_exact_duplicates(tmp_pa
             if r["near_duplicate_of"]}
     assert near == {frozenset((u("/b1"), u("/b2")))}
     assert (summary["pages"], summary["duplicates"], summary["near_duplicates"]) == (13, 3, 1)
+
+
+def test_a_resumed_crawl_flags_pages_that_repeat_an_earlier_runs_pages(tmp_path):
+    # run 1 stops at --max-pages 2 (/ and /a); run 2 fetches /b (the same Markdown as /a)
+    # and /c (/a's text with another timestamp): the registry of run 1 came back from the
+    # state store
+    stamp = "\n\nLast updated on {}."
+    with SiteServer() as server:
+        server.routes.update({
+            "/": Route('<html><body><a href="/a">a</a> <a href="/b">b</a> <a href="/c">c</a></body></html>'),
+            "/a": html(PAGE + stamp.format("2024-01-05 10:22:31")),
+            "/b": html(PAGE + stamp.format("2024-01-05 10:22:31")),
+            "/c": html(PAGE + stamp.format("2025-11-30 08:05:59")),
+        })
+        first, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1, max_pages=2)
+        assert sorted(records) == [server.url("/"), server.url("/a")]
+        summary, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1)
+        hits = dict(server.hits)
+    u = server.url
+    assert hits == {"/robots.txt": 2, "/": 1, "/a": 1, "/b": 1, "/c": 1}
+    assert records[u("/b")]["duplicate_of"] == u("/a") and records[u("/b")]["markdown"] is None
+    assert (records[u("/c")]["near_duplicate_of"], records[u("/c")]["near_duplicate_distance"]) == (u("/a"), 0)
+    assert (summary["pages"], summary["duplicates"], summary["near_duplicates"]) == (4, 1, 1)
+
+
+def test_a_record_the_store_never_heard_of_is_registered_on_resume(tmp_path):
+    # /a recorded but its result never committed (a crash): resume takes it from the record
+    stamp = "\n\nLast updated on {}."
+    with SiteServer() as server:
+        server.routes.update({
+            "/": Route('<html><body><a href="/a">a</a> <a href="/b">b</a></body></html>'),
+            "/a": html(PAGE + stamp.format("2024-01-05 10:22:31")),
+            "/b": html(PAGE + stamp.format("2024-01-05 10:22:31")),
+        })
+        run_crawl(tmp_path, server.url("/"), workers=1, threads=1, max_pages=2)
+        db = sqlite3.connect(str(tmp_path / "out" / "state.sqlite"))
+        with db:  # as if the crash came before the commit of /a's result
+            db.execute("DELETE FROM contents")
+            db.execute("UPDATE urls SET state = 'in_flight', reason = NULL WHERE url = ?",
+                       (server.url("/a"),))
+        db.close()
+        summary, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1)
+    assert records[server.url("/b")]["duplicate_of"] == server.url("/a")
+    assert summary["duplicates"] == 1

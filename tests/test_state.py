@@ -19,8 +19,9 @@ import crawler.state as state_module
 from crawler.errors import CrawlerError
 from crawler.frontier import MemoryFrontier
 from crawler.messages import KIND_ROBOTS, KIND_SITEMAP, FetchTask
-from crawler.state import (FAILED, FRONTIER, IN_FLIGHT, SKIPPED, STATE_FILE, STATES, VISITED,
-                           DiskFrontier, StateError, StateStore)
+from crawler.state import (CONTENT_DUPLICATE, CONTENT_FIRST, CONTENT_NEAR, FAILED, FRONTIER,
+                           IN_FLIGHT, SKIPPED, STATE_FILE, STATES, VISITED, DiskFrontier,
+                           StateError, StateStore)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -186,6 +187,28 @@ def test_add_ignores_a_url_already_present(store):
     assert store.state_of("http://a.example/a") == VISITED
     assert list(store.tasks_in(VISITED)) == [page("a", 1)]
     assert store.counts() == zero(frontier=1, visited=1)
+
+
+def test_content_registry_keeps_64_bit_values_order_and_kinds(store):
+    store.add_content("http://a.example/a", 2**64 - 1, 2**63, CONTENT_FIRST)
+    store.add_content("http://a.example/b", 2**64 - 1, 2**63, CONTENT_DUPLICATE)
+    store.add_content("http://a.example/c", 5, 2**63 - 1, CONTENT_NEAR)
+    assert list(store.contents()) == [(2**64 - 1, 2**63, "http://a.example/a"),
+                                      (5, 2**63 - 1, "http://a.example/c")]
+    assert store.content_counts() == {CONTENT_FIRST: 1, CONTENT_DUPLICATE: 1, CONTENT_NEAR: 1}
+
+
+def test_a_state_file_without_the_content_registry_gains_it(path):
+    StateStore(path).close()
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE contents")  # a file written before the registry existed
+    db.close()
+    store = StateStore(path)
+    try:
+        store.add_content("http://a.example/a", 1, 2, CONTENT_FIRST)
+        assert list(store.contents()) == [(1, 2, "http://a.example/a")]
+    finally:
+        store.close()
 
 
 def test_states_counts_reasons_and_crashes(store):
