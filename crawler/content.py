@@ -17,9 +17,11 @@ The rule, in order:
      ``aside``, ``main``, ``nav`` or ``section``, which is the scope used here);
    * any element whose ``role`` is one of the WAI-ARIA 1.2 landmark roles ``navigation``,
      ``banner``, ``contentinfo``, ``complementary`` or ``search``;
-   * cookie and consent banners: an ``id`` or ``class`` token containing ``cookie``,
-     ``consent`` or ``gdpr`` (no standard names them; these are the names the common
-     consent managers use);
+   * cookie and consent banners: an ``id`` or ``class`` token containing ``consent``,
+     ``gdpr``, ``cookiebot`` or ``cookie`` followed by a banner word (``cookie-banner``,
+     ``cookie_notice``, ``cookieBar``, ``cookie-law``, ``cookie-policy``...; no
+     standard names them, these are the names the common consent managers use); a bare
+     ``cookie`` is not enough: a recipe site's ``cookie-list`` is content;
    * Sphinx theme blocks: class ``sphinxsidebar``, ``related`` and ``footer``.
 
    Inside ``main``/``article`` nothing is removed: docutils writes footnotes and
@@ -98,7 +100,9 @@ MIN_WORDS = 10
 _CHROME_TAGS = frozenset(("nav", "aside", "header", "footer"))
 _CHROME_ROLES = frozenset(("navigation", "banner", "contentinfo", "complementary", "search"))
 _CHROME_CLASSES = frozenset(("sphinxsidebar", "related", "footer"))
-_CONSENT = re.compile(r"cookie|consent|gdpr", re.IGNORECASE)
+_CONSENT = re.compile(r"consent|gdpr|cookiebot|cookie[-_]?(?:banner|notice|bar|law|popup|modal|"
+                      r"message|alert|policy|dialog|warning|info|wrapper|container|accept)",
+                      re.IGNORECASE)
 _WORD = re.compile(r"\w+")
 
 

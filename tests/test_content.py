@@ -105,6 +105,20 @@ def test_a_short_page_the_extractor_would_flatten_keeps_its_blocks():
     assert page_markdown(html, BASE) == ("# Same\n\nSame words.", "main")
 
 
+@pytest.mark.parametrize("token, removed", [
+    ("cookie-banner", True), ("cookieConsent", True), ("CybotCookiebotDialog", True),
+    ("gdpr-notice", True), ("cookie_notice", True), ("cookie-law-info-bar", True),
+    ("cookie-list", False), ("cookies", False), ("fortune-cookie", False)])
+def test_consent_banners_go_but_a_bare_cookie_class_stays(token, removed):
+    html = (f"<html><body><div class='{token}'>Chocolate chip and oatmeal raisin.</div>"
+            "<main><p>Bake at 180 degrees for twelve minutes.</p></main></body></html>")
+    expected = "<main><p>Bake at 180 degrees for twelve minutes.</p></main>"
+    assert main_content(html) == expected  # the main landmark is the content either way
+    stripped = lxml.html.document_fromstring(html)
+    content._strip_chrome(stripped)
+    assert ("Chocolate" not in stripped.text_content()) is removed
+
+
 def test_a_link_dense_page_keeps_every_link_the_pre_pass_kept():
     html = ("<html><body><nav><a href='/'>Home</a></nav><ul><li><a href='a'>Alpha</a></li>"
             "<li><a href='b'>Beta</a> page</li></ul></body></html>")
