@@ -6,7 +6,9 @@ Usage:
 
 Reads every ``.html`` file under ``--root`` into memory first, then times (process CPU,
 best of ``--rounds``) each step the fetcher runs on a page: decode, link extraction
-(lxml, as the crawler does it), link resolution and normalization, Markdown, JSON. If
+(lxml, as the crawler does it), link resolution and normalization, main-content selection
+and Markdown (the default; the whole page's Markdown, ``--keep-boilerplate``, is timed for
+comparison and left out of the total), the SimHash of the Markdown, JSON. If
 beautifulsoup4 is installed (``pip install -e '.[bench]'``), it also times the same link
 extraction with a full BeautifulSoup tree and with a SoupStrainer, and checks that all
 three find the same links.
@@ -23,6 +25,8 @@ import time
 from crawler.decode import decode_html
 from crawler.extract import LINK_ATTRIBUTES, effective_base, extract, link_targets
 from crawler.markdown import to_markdown
+from crawler.neardup import simhash
+from crawler.worker import page_markdown
 
 TAGS = tuple(LINK_ATTRIBUTES)
 
@@ -61,18 +65,24 @@ def main() -> int:
             bodies.append(("http://127.0.0.1/" + os.path.relpath(path, args.root), f.read()))
     texts = [(url, decode_html(body, "text/html")[0]) for url, body in bodies]
     pages = [(url, text, extract(text)) for url, text in texts]
+    markdowns = [page_markdown(text, effective_base(url, page))[0] for url, text, page in pages]
     steps = {
         "decode": lambda item: decode_html(item[1], "text/html"),
         "extract (lxml)": lambda item: extract(item[1]),
         "resolve + normalize": lambda item: link_targets(item[0], item[2]),
-        "markdown (html2text)": lambda item: to_markdown(item[1], effective_base(item[0], item[2])),
-        "json record": lambda item: json.dumps({"markdown": item[1]}, ensure_ascii=False),
+        "main content + markdown (html2text)":
+            lambda item: page_markdown(item[1], effective_base(item[0], item[2])),
+        "simhash (near duplicates)": simhash,
+        "json record": lambda markdown: json.dumps({"markdown": markdown}, ensure_ascii=False),
     }
     rows = {}
     for name, fn in steps.items():
-        items = bodies if name == "decode" else pages
+        items = bodies if name == "decode" else markdowns if name in (
+            "simhash (near duplicates)", "json record") else pages
         rows[name] = best_ms_per_page(fn, items, args.rounds)
     total = sum(rows.values())
+    rows["(compare) markdown of the whole page (--keep-boilerplate)"] = best_ms_per_page(
+        lambda item: to_markdown(item[1], effective_base(item[0], item[2])), pages, args.rounds)
     try:
         from bs4 import SoupStrainer
     except ImportError:

@@ -8,7 +8,8 @@ Usage:
 nginx (one worker) serves ``--root`` on 127.0.0.1. Every contender crawls from
 ``index.html``, same host only, converts every HTML page with html2text (no hard wrap)
 and writes JSONL. Contenders run alternately in rounds (A B C ... A B C ...):
-``crawler`` with each ``--workers`` value (4 threads), the Scrapy spider (plain, and
+``crawler`` with each ``--workers`` value (4 threads; by default, which converts the main
+content, and with ``--keep-boilerplate``, html2text on the whole page as the others do), the Scrapy spider (plain, and
 tuned: links de-duplicated per page) and the plain loop (``bench/contenders``). Scrapy
 and beautifulsoup4 come from the benchmark extra: ``pip install -e '.[bench]'``.
 
@@ -69,6 +70,10 @@ def contenders(workers) -> dict[str, callable]:
         table[f"crawler w={w}"] = lambda seed, out, w=w: (
             [py, "-m", "crawler", seed, "--out", out, "--workers", str(w), "--threads", "4",
              "--quiet"], out)
+        # the same work as the other contenders: html2text on the whole page
+        table[f"crawler w={w} whole page"] = lambda seed, out, w=w: (
+            [py, "-m", "crawler", seed, "--out", out, "--workers", str(w), "--threads", "4",
+             "--quiet", "--keep-boilerplate"], out)
     table["scrapy"] = lambda seed, out: (
         [py, os.path.join(HERE, "contenders", "scrapy_spider.py"), seed, out + ".jsonl"], out + ".jsonl")
     table["scrapy tuned"] = lambda seed, out: (
