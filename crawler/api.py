@@ -300,8 +300,9 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "edges": edge_count,
         "body_bytes": c.body_bytes,
         "wall_s": round(wall_s, 3),
-        "urls_per_s": round(c.done / wall_s, 2) if wall_s > 0 else None,
-        "pages_per_s": round(c.outcomes[PAGE] / wall_s, 2) if wall_s > 0 else None,
+        # rates of this run (its URLs over its wall time), also after a resume
+        "urls_per_s": round((c.done - sum(c.earlier.values())) / wall_s, 2) if wall_s > 0 else None,
+        "pages_per_s": round((c.outcomes[PAGE] - c.earlier[PAGE]) / wall_s, 2) if wall_s > 0 else None,
         "cpu_s": round(dispatcher.monitor.cpu_s, 2),
         "peak_rss_bytes": dispatcher.monitor.peak_rss_bytes,
         "processes": dispatcher.monitor.by_role(),

@@ -187,6 +187,10 @@ def main(argv=None) -> int:
         print(f"crawler: {str(exc) or 'aborted'}; run the same command again to resume",
               file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:  # stdout's reader left (`| head`): the outputs are on disk
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # so the exit's flush cannot fail again
+        return EXIT_OK
 
 
 def _main(argv, signals: StopOnSignal) -> int:
@@ -235,6 +239,7 @@ def _map(args: argparse.Namespace, signals: StopOnSignal) -> int:
               file=sys.stderr)
     print(format_map(report))
     print(tree_excerpt(os.path.join(config.out_dir, "tree.txt")))
-    print(f"output: {config.out_dir} (map.json, tree.txt); crawl with the same --out "
-          f"and the progress bar knows the total")
+    hint = "; crawl with the same --out and the progress bar knows the total" \
+        if report["complete"] else "; incomplete: a crawl does not use it for its total"
+    print(f"output: {config.out_dir} (map.json, tree.txt){hint}")
     return EXIT_OK

@@ -74,6 +74,8 @@ class CrawlCounters:
         self.outcomes: collections.Counter[str] = collections.Counter()
         self.failed_by_reason: collections.Counter[str] = collections.Counter()
         self.body_bytes = 0
+        #: the outcomes restored from earlier runs (:meth:`restore`), left out of rates
+        self.earlier: collections.Counter[str] = collections.Counter()
         self.duplicates = 0
         self.near_duplicates = 0
 
@@ -96,6 +98,7 @@ class CrawlCounters:
         for reason, count in store.reason_counts(FAILED_STATE).items():
             self.outcomes[FAILED] += count
             self.failed_by_reason[reason or "unknown"] += count
+        self.earlier = collections.Counter(self.outcomes)
 
     @property
     def done(self) -> int:

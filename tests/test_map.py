@@ -311,3 +311,15 @@ def test_tree_excerpt_is_capped_and_says_how_long_the_tree_is(tmp_path):
         "tree (first 2 of 5 lines; all in tree.txt):\n  http://h/0\n    http://h/1")
     assert tree_excerpt(str(path)).splitlines()[0] == "tree (5 lines; all in tree.txt):"
     assert tree_excerpt(str(tmp_path / "missing.txt")) == ""
+
+
+def test_command_line_map_into_a_closed_pipe_exits_0_without_a_traceback(tmp_path):
+    with SiteServer() as server:
+        mixed_site(server)
+        proc = subprocess.Popen([sys.executable, "-m", "crawler", "map", server.url("/"), "--out",
+                                 str(tmp_path / "out"), "--workers", "1", "--quiet"], cwd=ROOT,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        proc.stdout.close()  # as `| head` does: the report finds no reader
+        _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and err == ""
+    assert os.path.exists(tmp_path / "out" / "map.json")

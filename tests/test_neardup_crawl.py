@@ -3,6 +3,8 @@ the visited table)."""
 
 import sqlite3
 
+import pytest
+
 from crawlutil import run_crawl
 from siteserver import Route, SiteServer
 from test_neardup import PAGE
@@ -114,6 +116,9 @@ def test_a_resumed_crawl_flags_pages_that_repeat_an_earlier_runs_pages(tmp_path)
     assert records[u("/b")]["duplicate_of"] == u("/a") and records[u("/b")]["markdown"] is None
     assert (records[u("/c")]["near_duplicate_of"], records[u("/c")]["near_duplicate_distance"]) == (u("/a"), 0)
     assert (summary["pages"], summary["duplicates"], summary["near_duplicates"]) == (4, 1, 1)
+    # the rates are this run's: 2 pages (/b, /c) and 3 URLs (/robots.txt is not one)
+    assert summary["pages_per_s"] == pytest.approx(2 / summary["wall_s"], rel=0.01)
+    assert summary["urls_per_s"] == pytest.approx(2 / summary["wall_s"], rel=0.01)
 
 
 def test_a_record_the_store_never_heard_of_is_registered_on_resume(tmp_path):
