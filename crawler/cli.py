@@ -56,10 +56,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(EXIT_ERROR, f"crawler: error: {message} (see --help)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser; ``--help`` lists every option with its default."""
+def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
+    """The argument parser of ``mode`` (``crawl`` or ``map``: the same options);
+    ``--help`` lists every option with its default."""
     p = _Parser(
-        prog="python -m crawler",
+        prog="python -m crawler" + (" map" if mode == "map" else ""),
         description="Crawl a website into one Markdown record per page, a link graph and a site tree.",
         epilog="Commands: 'python -m crawler crawl URL' is 'python -m crawler URL'; "
                "'python -m crawler map URL' walks the same links without converting anything "
@@ -76,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-depth", type=_non_negative_int, default=None,
                    help="follow links at most this far from the seed (default: no limit)")
     p.add_argument("--max-pages", type=_positive_int, default=None,
-                   help="fetch exactly at most this many URLs (default: no limit)")
+                   help="fetch at most this many URLs, exactly (default: no limit)")
     p.add_argument("--allow-domain", action="append", default=[], metavar="HOST",
                    help="also crawl this host, on any port; '.example.org' admits its subdomains (repeatable; default: only the seeds' sites)")
     p.add_argument("--include", action="append", default=[], metavar="REGEX",
@@ -119,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="most URLs with a query per path, against calendar traps (default: %(default)s)")
     p.add_argument("--sitemaps", action="store_true",
                    help="also start from the seed hosts' sitemaps (robots.txt Sitemap: lines, "
-                        "else /sitemap.xml; gzip and indexes read), in scope only")
+                        "else /sitemap.xml; gzip and indexes read), in scope only (default: off)")
     p.add_argument("--max-memory", type=_positive_int, default=None, metavar="MIB",
                    help="slow down (one request at a time) while all processes together use "
                         "more than this many MiB (default: no limit)")
@@ -140,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "warc-NN-*.warc.gz in --out (default: off)")
     p.add_argument("--mirror", action="store_true",
                    help="also write OUT/site/<host>/<path>.md, one Markdown file per page, and "
-                        "site/index.tsv (url -> file)")
+                        "site/index.tsv (url -> file) (default: off)")
     p.add_argument("--quiet", action="store_true", help="no progress lines, only errors")
     p.add_argument("--version", action="version", version=f"crawler {__version__}")
     return p
@@ -199,7 +200,7 @@ def _main(argv, signals: StopOnSignal) -> int:
 
     argv = list(sys.argv[1:] if argv is None else argv)
     mode = argv.pop(0) if argv and argv[0] in MODES else "crawl"
-    args = build_parser().parse_args(argv)
+    args = build_parser(mode).parse_args(argv)
     args.mode = mode
     logging.basicConfig(level=logging.ERROR if args.quiet else logging.INFO,
                         format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)

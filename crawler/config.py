@@ -14,6 +14,7 @@ import re
 
 from crawler.errors import ConfigError
 from crawler.shards import COMPRESSIONS, zstd_available
+from crawler.scope import domain_key
 from crawler.urlnorm import key_of
 
 #: Default visited-table shard count; must be a power of two.
@@ -222,6 +223,10 @@ class CrawlConfig:
         if not 1 <= self.shard_bytes <= MAX_SHARD_BYTES:
             raise ConfigError(f"--shard-size must be from 1 byte to {MAX_SHARD_BYTES // 2**20} MiB,"
                               f" got {self.shard_bytes} bytes")
+        for domain in self.allow_domains:
+            if domain_key(domain) is None:
+                raise ConfigError(f"--allow-domain {domain!r} is not a host name "
+                                  "(example.org, or .example.org with its subdomains)")
         for pattern in self.include + self.exclude:
             try:
                 re.compile(pattern)

@@ -10,11 +10,15 @@ The rule, in order:
 1. **Pre-pass: remove the chrome the page itself labels.** Outside the main landmark
    (below) and outside ``article`` elements, these subtrees are dropped:
 
-   * ``nav`` and ``aside`` (HTML standard 4.3.4 and 4.3.5: "a section with navigation
-     links", "content tangentially related"), ``header`` and ``footer`` (4.3.8, 4.3.9:
-     "introductory or navigational aids", the section's footer; HTML-AAM maps them to the
-     ``banner``/``contentinfo`` landmarks exactly when they are not inside ``article``,
-     ``aside``, ``main``, ``nav`` or ``section``, which is the scope used here);
+   * ``nav`` (HTML standard 4.3.4: "a section with navigation links");
+   * ``aside``, ``header`` and ``footer`` (4.3.5, 4.3.8, 4.3.9: "content tangentially
+     related", "introductory or navigational aids", the section's footer) when they are
+     children of ``body`` (the page's own banner, sidebar and footer) or at least half
+     their text is link text (:data:`LINK_DENSE`). HTML-AAM maps every ``header`` and
+     ``footer`` outside ``article``, ``aside``, ``main``, ``nav`` and ``section`` to the
+     banner and contentinfo landmarks, but inside a wrapper ``div`` they are as often the
+     text's own: that rule dropped a post's title and byline (its ``header``) and a
+     warning set in an ``aside``, so the narrower one;
    * any element whose ``role`` is one of the WAI-ARIA 1.2 landmark roles ``navigation``,
      ``banner``, ``contentinfo``, ``complementary`` or ``search``;
    * cookie and consent banners: an ``id`` or ``class`` token containing ``consent``,
@@ -33,15 +37,16 @@ The rule, in order:
 3. **Link-dense pages keep everything the pre-pass kept.** When at least half of the
    remaining body text is link text (:data:`LINK_DENSE`: tables of contents, indexes,
    site maps), the pre-passed body is returned: extractors score link density as
-   boilerplate by design and drop exactly such pages (measured below). So does a page
-   whose extraction came back as one bare paragraph while the pre-passed body has
-   several blocks: trafilatura's baseline fall-back for short documents (below about
-   100 characters of text) flattens headings and paragraphs into one paragraph.
-4. **Otherwise the extractor decides**: trafilatura's
-   :func:`trafilatura.bare_extraction` (``favor_recall``, tables, links and formatting
-   kept, no comments, no de-duplication) selects the body; its XML is turned back into
-   HTML by :func:`_xml_to_html` (not trafilatura's own HTML output, which writes every
-   inline ``<code>`` as a ``<pre>`` block and so splits sentences and table rows).
+   boilerplate by design and drop exactly such pages (measured below).
+4. **Otherwise the extractor chooses the region, html2text renders it**: trafilatura's
+   :func:`trafilatura.bare_extraction` (``favor_recall``, tables kept, no comments, no
+   de-duplication) selects the body text; :func:`_region` finds the element of the page
+   that holds at least :data:`REGION_SHARE` of that text and returns it, less the
+   link-dense blocks the extractor left out. The page's own HTML of that element is
+   converted, not trafilatura's rewrite of it: the rewrite loses what the corpus needs
+   (its output had turned a code block into a one-line quote, dropped a table and the
+   headings, and nested ``code`` in ``code``), while inside the region everything is
+   kept.
 5. **Fall-back**: ``None`` (convert the whole page) when the extractor returns nothing,
    or text with fewer than :data:`MIN_WORDS` words while the pre-passed page has more.
 
@@ -85,6 +90,7 @@ mostly lost: trafilatura dropped them on these pages; cause not investigated).
 
 from __future__ import annotations
 
+import copy
 import re
 
 import lxml.etree as ET
@@ -96,8 +102,10 @@ __all__ = ["main_content", "LINK_DENSE", "MIN_WORDS"]
 LINK_DENSE = 0.5
 #: An extraction with fewer words than this (while the page has more) counts as nothing.
 MIN_WORDS = 10
+#: Share of the extractor's text an element must hold to be taken as the region (step 4).
+REGION_SHARE = 0.9
 
-_CHROME_TAGS = frozenset(("nav", "aside", "header", "footer"))
+_SECTION_CHROME_TAGS = frozenset(("aside", "header", "footer"))
 _CHROME_ROLES = frozenset(("navigation", "banner", "contentinfo", "complementary", "search"))
 _CHROME_CLASSES = frozenset(("sphinxsidebar", "related", "footer"))
 _CONSENT = re.compile(r"consent|gdpr|cookiebot|cookie[-_]?(?:banner|notice|bar|law|popup|modal|"
@@ -138,26 +146,16 @@ def main_content(html: str) -> str | None:
     links = sum(len(_text(a)) for a in body.iter("a"))
     if links >= LINK_DENSE * len(text):
         return _serialize(body)
-    selected = _extract(root)
-    if selected is None:
+    extracted = _extract_text(root)
+    if extracted is None:
         return None
-    if _flattened(selected, body):
-        return _serialize(body)
-    words = len(_WORD.findall(_text(selected)))
+    region = _region(body, extracted)
+    if region is None:
+        return None
+    words = len(_WORD.findall(_text(region)))
     if words == 0 or (words < MIN_WORDS and len(_WORD.findall(text)) > words):
         return None
-    return _serialize(selected)
-
-
-_BLOCKS = ("p", "pre", "li", "table", "blockquote", "dt", "dd", *(f"h{n}" for n in range(1, 7)))
-
-
-def _flattened(selected, body) -> bool:
-    """Whether the extraction is one bare paragraph (trafilatura's baseline fall-back)
-    while ``body`` has more than one block (step 3)."""
-    if len(selected) != 1 or selected[0].tag != "p" or len(selected[0]):
-        return False
-    return sum(1 for _ in body.iter(*_BLOCKS)) > 1
+    return _serialize(region)
 
 
 def _classes(element) -> set[str]:
@@ -166,8 +164,11 @@ def _classes(element) -> set[str]:
 
 def _is_chrome(element) -> bool:
     """Whether ``element`` is labelled chrome by the rules of step 1."""
-    if element.tag in _CHROME_TAGS:
+    if element.tag == "nav":
         return True
+    if element.tag in _SECTION_CHROME_TAGS:  # the page's own, or a block of links
+        parent = element.getparent()
+        return (parent is not None and parent.tag == "body") or _link_dense(element)
     if (element.get("role") or "").strip().lower() in _CHROME_ROLES:
         return True
     classes = _classes(element)
@@ -221,86 +222,88 @@ def _serialize(element) -> str:
     return lxml.html.tostring(element, encoding="unicode", method="html")
 
 
-# trafilatura's XML (its own TEI-like tags) -> HTML that html2text renders well.
-_HEADINGS = {f"h{n}": f"h{n}" for n in range(1, 7)}
-#: Tags (trafilatura's, and the HTML ones they became) whose ``code`` child is inline.
-_INLINE_PARENTS = frozenset(("p", "item", "li", "cell", "td", "th", "ref", "a", "hi", "strong", "em",
-                             "head", *(f"h{n}" for n in range(1, 7))))
-_HI = {"#b": "strong", "#i": "em", "#u": "u", "#t": "code", "#sub": "sub", "#sup": "sup"}
-
-
-def _extract(root):
-    """trafilatura's selection of ``root`` as an HTML ``div`` element, or ``None``."""
+def _extract_text(root) -> str | None:
+    """The text trafilatura selects as the body of ``root`` (a copy: trafilatura prunes
+    the tree it is given), whitespace collapsed; ``None`` when it selects nothing."""
     import trafilatura  # imported on first use: only pages without a main landmark need it
 
-    for pre in root.iter("pre"):
-        _wrap_in_span(pre)
     document = trafilatura.bare_extraction(
-        root, favor_recall=True, include_comments=False, include_tables=True,
-        include_formatting=True, include_links=True, include_images=False,
+        copy.deepcopy(root), favor_recall=True, include_comments=False, include_tables=True,
+        include_formatting=False, include_links=False, include_images=False,
         deduplicate=False, with_metadata=False)
     body = getattr(document, "body", None)
-    if body is None or not len(body) and not (body.text or "").strip():
+    if body is None:
         return None
-    return _xml_to_html(body)
+    text = " ".join(ET.tostring(body, method="text", encoding="unicode").split())
+    return text or None
 
 
-def _wrap_in_span(pre) -> None:
-    """Move the content of ``pre`` into one ``span``: trafilatura keeps a ``pre`` as code
-    only when it wraps a single span (or looks like code); otherwise it makes it a quote
-    and the line breaks are lost."""
-    span = lxml.html.Element("span")
-    span.text, pre.text = pre.text, None
-    for child in list(pre):
-        span.append(child)
-    pre.append(span)
+def _region(body, extracted: str):
+    """The element of ``body`` that holds the text trafilatura selected (step 4), with
+    the link-dense blocks it left out removed; ``None`` when none of it is found.
 
-
-def _xml_to_html(body):
-    """Rename trafilatura's XML tags to HTML, in place; returns the new ``div`` root.
-
-    ``code`` becomes a ``pre`` block only when its text spans lines or it stands alone
-    (not inside a paragraph, list item, cell or link), else inline ``code``.
+    Every text piece of the page (an element's text or tail, whitespace collapsed) found
+    in ``extracted`` adds its length to its element and their ancestors; from ``body``
+    down, the child holding at least :data:`REGION_SHARE` of it is taken while there is
+    one, but never past an ``article``, into a single text block, or past a sibling
+    before it with a heading (the title an extractor leaves out of its text stays).
+    Inside that element, blocks with none of the selected text whose text is half links
+    or more (menus, tag clouds, "related" lists the pre-pass did not know) go.
     """
+    weight: dict = {}
     for element in body.iter():
-        tag = element.tag
-        if not isinstance(tag, str):
+        if not isinstance(element.tag, str):
             continue
-        if tag == "head":
-            element.tag = _HEADINGS.get(element.get("rend", ""), "h3")
-        elif tag == "list":
-            element.tag = "ol" if element.get("rend", "").startswith("ol") else "ul"
-        elif tag == "item":
-            element.tag = "li"
-        elif tag == "quote":
-            element.tag = "blockquote"
-        elif tag == "lb":
-            element.tag = "br"
-        elif tag == "ref":
-            element.tag = "a"
-            element.set("href", element.get("target", ""))
-        elif tag == "hi":
-            element.tag = _HI.get(element.get("rend", ""), "em")
-        elif tag == "row":
-            element.tag = "tr"
-        elif tag == "cell":
-            element.tag = "th" if element.get("role") == "head" else "td"
-        elif tag == "code" and element.getparent() is not None \
-                and element.getparent().tag in ("pre", "code"):
-            element.tag = "span"  # trafilatura nests code in code: one block, not two
-        elif tag == "code":
-            parent = element.getparent()
-            inline = "\n" not in (element.text or "") and parent is not None \
-                and parent.tag in _INLINE_PARENTS
-            element.tag = "code" if inline else "pre"
-        elif tag == "doc" or tag == "body":
-            element.tag = "div"
-        if element.tag != "a":
-            keep_href = None
-        else:
-            keep_href = element.get("href")
-        element.attrib.clear()
-        if keep_href is not None:
-            element.set("href", keep_href)
-    body.tag = "div"
-    return body
+        pieces = [(element.text, element)]
+        if element is not body:
+            pieces.append((element.tail, element.getparent()))
+        for piece, owner in pieces:
+            piece = " ".join((piece or "").split())
+            if len(piece) < 2 or piece not in extracted:
+                continue
+            while owner is not None:
+                weight[owner] = weight.get(owner, 0) + len(piece)
+                if owner is body:
+                    break
+                owner = owner.getparent()
+    total = weight.get(body, 0)
+    if not total:
+        return None
+    region = body
+    while region.tag != "article":  # a self-contained composition: taken whole
+        children = [c for c in region if isinstance(c.tag, str)]
+        best = max(children, key=lambda c: weight.get(c, 0), default=None)
+        if (best is None or weight.get(best, 0) < REGION_SHARE * total or best.tag in _TEXT_BLOCKS
+                or any(_has_heading(c) for c in children[:children.index(best)])):
+            break
+        region = best
+    doomed, stack = [], [region]
+    while stack:
+        for child in stack.pop():
+            if not isinstance(child.tag, str):
+                continue
+            if weight.get(child, 0) == 0 and _link_dense(child):
+                doomed.append(child)
+            else:
+                stack.append(child)
+    for element in doomed:
+        element.drop_tree()
+    return region
+
+
+#: Elements the region never narrows into: one block of text, not a container of them.
+_TEXT_BLOCKS = frozenset(("p", "pre", "li", "ul", "ol", "dl", "table", "blockquote",
+                          *(f"h{n}" for n in range(1, 7))))
+_HEADINGS = tuple(f"h{n}" for n in range(1, 7))
+
+
+def _has_heading(element) -> bool:
+    """Whether ``element`` is or holds a heading with text (it introduces what follows:
+    extractors leave a title out of their text, the region must not)."""
+    return any(_text(h).strip() for h in element.iter(*_HEADINGS))
+
+
+def _link_dense(element) -> bool:
+    """Whether at least :data:`LINK_DENSE` of ``element``'s text is link text."""
+    text = len(_text(element).strip())
+    return text > 0 and sum(len(_text(a)) for a in element.iter("a")) >= LINK_DENSE * text

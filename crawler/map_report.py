@@ -17,7 +17,10 @@ crawl does but converts nothing. Its working files (records without Markdown, ed
 * ``by_section``: pages by top-level path section: ``/library/`` for
   ``/library/os.html`` and anything deeper, ``/`` for pages directly at the root
   (``/``, ``/index.html``); sections of all hosts are added together;
-* ``depth``: pages by link distance from the seed (``"0"`` is the seed);
+* ``depth``: pages by their shortest link distance from a seed (:func:`link_distances`:
+  ``"0"`` is the seed; a link is a step and a redirect none, as ``--max-depth`` counts).
+  The depth a fetcher recorded can be larger: with parallel fetchers a page may be
+  claimed first from a deeper page that finished sooner;
 * ``out_of_scope``: links to other hosts (not the seeds' sites, not ``--allow-domain``):
   ``hosts`` (distinct), ``links`` (edges, each page-to-URL pair once) and ``top``
   (``[[host, links], ...]``, the :data:`TOP_HOSTS` most linked, ties by name);
@@ -117,6 +120,29 @@ def out_of_scope_links(walk_dir: str, scope: Scope) -> dict:
             "top": [[host, links] for host, links in top]}
 
 
+def link_distances(walk_dir: str, seeds, recorded) -> dict[str, int]:
+    """Shortest link distance from ``seeds`` to every URL of ``recorded`` (a set) over
+    the edges of ``walk_dir/edges.tsv``, counted as ``--max-depth`` counts: a link is one
+    step, a redirect none (a 0-1 breadth-first search). URLs no seed reaches are left
+    out."""
+    graph: dict[str, list[tuple[str, int]]] = collections.defaultdict(list)
+    with open(os.path.join(walk_dir, "edges.tsv"), encoding="utf-8") as f:
+        next(f, None)  # the header line
+        for line in f:
+            source, target, kind, _ = line.rstrip("\n").split("\t")
+            if source in recorded and target in recorded:
+                graph[source].append((target, 0 if kind == "redirect" else 1))
+    distance = {seed: 0 for seed in seeds if seed in recorded}
+    queue = collections.deque(distance)
+    while queue:
+        url = queue.popleft()
+        for target, step in graph.get(url, ()):
+            if distance[url] + step < distance.get(target, 1 << 30):
+                distance[target] = distance[url] + step
+                (queue.appendleft if step == 0 else queue.append)(target)
+    return distance
+
+
 def build_map(config, walk_dir: str, summary: dict) -> dict:
     """The ``map.json`` dict (see the module docstring) of the map run ``config``.
 
@@ -131,7 +157,9 @@ def build_map(config, walk_dir: str, summary: dict) -> dict:
     depth: collections.Counter[int] = collections.Counter()
     sizes: collections.Counter[str] = collections.Counter()
     unknown: collections.Counter[str] = collections.Counter()
-    for record in read_map_records(walk_dir):
+    records = list(read_map_records(walk_dir))
+    distance = link_distances(walk_dir, config.seed_keys, {r["url"] for r in records})
+    for record in records:
         state, reason = outcome_of(record)
         outcome = "failed" if state == FAILED else reason
         outcomes[outcome] += 1
@@ -140,7 +168,7 @@ def build_map(config, walk_dir: str, summary: dict) -> dict:
             url = record["url"]
             by_host[site_of(url)] += 1
             by_section[section_of(url)] += 1
-            depth[record["depth"]] += 1
+            depth[distance.get(url, record["depth"])] += 1
             sizes[kind] += record["bytes"]
         elif outcome == "non_html":
             size = record.get("content_length")

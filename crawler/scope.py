@@ -21,6 +21,23 @@ def host_of(url: str) -> str:
     return (urllib.parse.urlsplit(url).hostname or "").lower()
 
 
+def domain_key(domain: str) -> str | None:
+    """An ``--allow-domain`` value as the scope compares it with hosts: lowercase, IDNA
+    A-labels (UTS #46, as in normalized URLs), a leading ``.`` kept; ``None`` when it is
+    not a host name (RFC 3986 §3.2.2 ``host``: no port, path, userinfo or spaces; an IPv6
+    literal in brackets is a host, kept without them as :func:`host_of` gives it)."""
+    from crawler.urlnorm import request_url
+
+    name = domain[1:] if domain.startswith(".") else domain
+    if not name or any(c in name for c in "/?#@ \t") or (":" in name and not name.startswith("[")):
+        return None
+    url = request_url(f"http://{name}/")
+    host = host_of(url) if url is not None else ""
+    if not host:
+        return None
+    return ("." if domain.startswith(".") else "") + host
+
+
 def site_of(url: str) -> str:
     """Return ``host`` or ``host:port`` of a normalized URL (userinfo dropped).
 
@@ -49,8 +66,9 @@ class Scope:
 
     def __init__(self, seeds, allow_domains=(), include=(), exclude=()) -> None:
         self.sites = frozenset(site_of(s) for s in seeds)
-        self.hosts = frozenset(d.lower() for d in allow_domains if not d.startswith("."))
-        self.suffixes = tuple(d.lower() for d in allow_domains if d.startswith("."))
+        keys = [k for k in map(domain_key, allow_domains) if k is not None]
+        self.hosts = frozenset(k for k in keys if not k.startswith("."))
+        self.suffixes = tuple(k for k in keys if k.startswith("."))
         self.include = tuple(re.compile(p) for p in include)
         self.exclude = tuple(re.compile(p) for p in exclude)
 

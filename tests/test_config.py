@@ -55,6 +55,8 @@ def test_defaults():
     ({"start_method": "thread"}, "unknown start method 'thread'"),
     ({"include": ("(",)}, "bad regex '('"),
     ({"exclude": ("ok", "[z-a]")}, "bad regex '[z-a]'"),
+    ({"allow_domains": ("ok.org", "bad host!")}, "--allow-domain 'bad host!' is not a host name"),
+    ({"allow_domains": ("x.org:8080",)}, "--allow-domain 'x.org:8080' is not a host name"),
 ])
 def test_each_bad_field_raises_config_error(overrides, message):
     with pytest.raises(ConfigError) as info:

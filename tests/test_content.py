@@ -89,7 +89,7 @@ def test_extracted_inline_code_stays_inline_and_blocks_stay_blocks():
 
 
 def test_an_extracted_pre_code_block_is_one_fenced_block():
-    # trafilatura nests <code> in <code> for <pre><code>: it once gave a stray third fence
+    # trafilatura nests <code> in <code> for <pre><code>: its rendering once gave a third fence
     html = ("<html><body><div class='content'><p>Intro paragraph with enough words to count as "
             "a body of text here.</p><pre><code>x = 1\ny = 2</code></pre><p>after</p></div>"
             "</body></html>")
@@ -119,6 +119,42 @@ def test_consent_banners_go_but_a_bare_cookie_class_stays(token, removed):
     assert ("Chocolate" not in stripped.text_content()) is removed
 
 
+P1 = "Install the package with pip and read the whole page before you start, it matters a lot."
+P2 = "Do step one, then step two, and check the output of each before going on to the next one."
+
+
+def test_without_a_landmark_the_region_keeps_notes_code_tables_and_headings():
+    # found by a tester: trafilatura's own rendering lost the aside, the table and the
+    # code block's lines; the page's HTML of the region it selects keeps them
+    html = (f"<html><body><div class='menu'><a href='/'>Home</a> | <a href='/b'>Blog</a></div><div>"
+            f"<h1>Setup notes</h1><p>{P1}</p><aside class='note'><p>Warning: never run this in "
+            f"production without a backup; data loss follows.</p></aside><h2>Steps</h2><p>{P2}</p>"
+            "<pre>pip install thing\nthing --init</pre><table><tr><th>option</th><th>value</th></tr>"
+            "<tr><td>opt</td><td>val</td></tr></table></div></body></html>")
+    assert page_markdown(html, BASE) == (
+        f"# Setup notes\n\n{P1}\n\nWarning: never run this in production without a backup; data "
+        f"loss follows.\n\n## Steps\n\n{P2}\n```\npip install thing\nthing --init\n```\n\n"
+        "| option | value |\n| --- | --- |\n| opt | val |", "main")
+
+
+def test_a_header_inside_the_text_stays_a_page_level_footer_goes():
+    html = (f"<html><body><div class='content'><header><h1>Release 2.0 is out</h1><p>Posted by Ann "
+            f"on 2024-01-01</p></header><p>{P1}</p><p>{P2}</p></div><footer>Copyright 2024 Example"
+            "</footer></body></html>")
+    assert page_markdown(html, BASE) == (
+        f"# Release 2.0 is out\n\nPosted by Ann on 2024-01-01\n\n{P1}\n\n{P2}", "main")
+
+
+def test_the_region_keeps_the_title_before_it_and_drops_unselected_link_blocks():
+    # a blog theme: the title outside the entry's div, tags and widgets of links
+    html = (f"<html><body><div id='page'><div class='site-header'><a href='/'>Example blog</a></div>"
+            f"<div class='wrap'><h1 class='entry-title'>A post title</h1><div class='entry-content'>"
+            f"<p>{P1}</p><p>{P2}</p><div class='tags'><a href='/t/a'>alpha</a> <a href='/t/b'>beta</a>"
+            " <a href='/t/c'>gamma</a></div></div></div><div class='widgets'><h3>Archive</h3>"
+            "<a href='/2023'>2023</a> <a href='/2022'>2022</a></div></div></body></html>")
+    assert page_markdown(html, BASE) == (f"# A post title\n\n{P1}\n\n{P2}", "main")
+
+
 def test_a_link_dense_page_keeps_every_link_the_pre_pass_kept():
     html = ("<html><body><nav><a href='/'>Home</a></nav><ul><li><a href='a'>Alpha</a></li>"
             "<li><a href='b'>Beta</a> page</li></ul></body></html>")
@@ -133,9 +169,7 @@ def test_a_page_that_is_all_chrome_falls_back_to_the_whole_page():
 
 @pytest.mark.parametrize("selected", [None, "tiny"])
 def test_an_extractor_finding_nothing_usable_falls_back_to_the_whole_page(monkeypatch, selected):
-    def fake_extract(root):
-        return None if selected is None else lxml.html.fragment_fromstring(f"<div>{selected}</div>")
-    monkeypatch.setattr(content, "_extract", fake_extract)
+    monkeypatch.setattr(content, "_extract_text", lambda root: selected)
     assert main_content(SOUP) is None
     markdown, kind = page_markdown(SOUP, BASE)
     assert kind == "page" and markdown.startswith("[Home](http://h/) | [Blog](http://h/blog)")

@@ -17,7 +17,7 @@ from crawler.api import crawl, map_site
 from crawler.config import CrawlConfig
 from crawler.errors import ConfigError
 from crawler.fetch import HttpClient
-from crawler.map_report import expected_urls, format_map, section_of, tree_excerpt
+from crawler.map_report import expected_urls, format_map, link_distances, section_of, tree_excerpt
 from crawler.probe import body_needed, head_decides, probably_not_html
 from crawlutil import read_records
 from siteserver import Route, SiteServer, redirect
@@ -323,3 +323,17 @@ def test_command_line_map_into_a_closed_pipe_exits_0_without_a_traceback(tmp_pat
         _, err = proc.communicate(timeout=120)
     assert proc.returncode == 0 and err == ""
     assert os.path.exists(tmp_path / "out" / "map.json")
+
+
+def test_link_distances_are_shortest_and_a_redirect_is_no_step(tmp_path):
+    # /x is linked from /b (distance 2) and from /c (3); whichever page a fetcher finished
+    # first claimed it, the map counts 2. /old redirects to /new: the same distance.
+    rows = [("/", "/a", "link"), ("/", "/b", "link"), ("/a", "/c", "link"), ("/c", "/x", "link"),
+            ("/b", "/x", "link"), ("/", "/old", "link"), ("/old", "/new", "redirect"),
+            ("/new", "/y", "link"), ("/b", "/unrecorded", "link")]
+    (tmp_path / "edges.tsv").write_text("source\ttarget\tkind\tin_scope\n" + "".join(
+        f"http://h{s}\thttp://h{t}\t{k}\t1\n" for s, t, k in rows), encoding="utf-8")
+    recorded = {f"http://h{p}" for p in ("/", "/a", "/b", "/c", "/x", "/old", "/new", "/y", "/lone")}
+    assert link_distances(str(tmp_path), ("http://h/",), recorded) == {
+        "http://h/": 0, "http://h/a": 1, "http://h/b": 1, "http://h/old": 1, "http://h/new": 1,
+        "http://h/c": 2, "http://h/x": 2, "http://h/y": 2}

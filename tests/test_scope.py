@@ -5,7 +5,7 @@ import re
 import pytest
 
 from crawler.config import CrawlConfig
-from crawler.scope import Scope, host_of, site_of
+from crawler.scope import Scope, domain_key, host_of, site_of
 
 
 @pytest.mark.parametrize("url, host, site", [
@@ -151,3 +151,20 @@ def test_site_of_fast_path_agrees_with_urlsplit_on_normalized_urls():
         checked += 1
         assert site_of(url) == urllib.parse.urlsplit(url).netloc.rpartition("@")[2].lower(), url
     assert checked > 1000
+
+
+@pytest.mark.parametrize("domain, key", [
+    ("example.org", "example.org"), (".Example.ORG", ".example.org"),
+    ("Bücher.de", "xn--bcher-kva.de"), (".bücher.de", ".xn--bcher-kva.de"), ("[::1]", "::1"),
+    ("bad host!", None), ("x.org:80", None), ("a/b", None), ("user@x.org", None), ("", None),
+    (".", None)])
+def test_allowed_domains_are_compared_as_normalized_hosts(domain, key):
+    assert domain_key(domain) == key
+
+
+def test_an_allowed_unicode_domain_admits_its_punycode_urls():
+    scope = Scope(["http://seed.example/"], ["Bücher.de", ".Straße.de"])
+    assert "http://xn--bcher-kva.de/x" in scope
+    assert "http://shop.xn--strae-oqa.de/y" in scope  # UTS #46, nontransitional: ß stays
+    assert "http://shop.strasse.de/y" not in scope
+    assert "http://other.de/" not in scope

@@ -14,6 +14,7 @@ import crawler.worker as worker
 from crawler.config import CrawlConfig
 from crawler.fetch import HttpClient
 from crawler.messages import DEFERRED, FAILED, NON_HTML, PAGE, REDIRECT, RETRY, STOP, FetchTask, TaskDone
+from crawler.neardup import simhash
 from crawler.shards import iter_records
 from crawler.store import RecordWriter, edges_path
 from crawler.visited import VisitedTable
@@ -86,11 +87,12 @@ def test_html_page_record_edges_and_discovered(make):
     h.table.claim(u("/claimed-before"))
     done = h.run("/")
 
+    [record] = h.records()
     assert done == TaskDone(0, u("/"), PAGE, 200, None, len(INDEX.encode()), (
         FetchTask(u("/a"), 1, u("/")),
         FetchTask(u("/b"), 1, u("/")),
-    ))
-    [record] = h.records()
+    ), content=(int(record["fingerprint"], 16), int(record["simhash"], 16)))
+    assert record["simhash"] == f"{simhash(record['markdown']):016x}"
     assert set(record) == {"url", "request_url", "final_url", "status", "content_type", "depth", "parent",
                            "redirect_chain", "title", "markdown", "fingerprint", "fetched_at",
                            "elapsed_ms", "bytes", "truncated", "attempts", "error", "canonical",
