@@ -60,6 +60,10 @@ class Progress:
         self._bar = None
         if mode == "bar":
             from tqdm import tqdm
+            # no monitor thread: the bar is made while the dispatcher blocks SIGINT and
+            # SIGTERM in its main thread (signals_deferred), and a signal sent to the
+            # process then could land, ignored, on another thread and be lost
+            tqdm.monitor_interval = 0
             self._bar = tqdm(total=total, unit=" URL", dynamic_ncols=True, file=stream or sys.stderr,
                              mininterval=0.5, smoothing=0.1, leave=True)
 
