@@ -38,7 +38,7 @@ def test_while_finishing_the_first_signal_only_warns():
 DEFERRED = """
 import os, signal, sys
 sys.path.insert(0, {root!r})
-from crawler.signals import StopOnSignal
+from crawler.signals import StopOnSignal, signals_deferred
 calls = []
 with StopOnSignal() as signals:
     signals.attach(calls.append)
