@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import logging
 import socket
 import threading
 import time
@@ -22,6 +23,8 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from crawler import __version__
 from crawler.errors import CrawlerError
+
+log = logging.getLogger("crawler")
 
 #: Default User-Agent: project name and version, so site owners can tell who we are.
 DEFAULT_USER_AGENT = f"crawler/{__version__} (corpus crawler; python-requests)"
@@ -328,10 +331,19 @@ class HttpClient:
             if exchange.status is not None:  # the headers came, the body did not end
                 exchange.cut = _CUT_BY_REASON.get(exc.reason, "unspecified")
             if exchange.request_head:
-                self.on_exchange(exchange)
+                self._record(exchange)
             raise
-        self.on_exchange(exchange)
+        self._record(exchange)
         return response
+
+    def _record(self, exchange: "Exchange") -> None:
+        """Hand ``exchange`` to ``on_exchange``; a failure there (a header warcio cannot
+        write, a full disk) loses that WARC record, never the fetch."""
+        try:
+            self.on_exchange(exchange)
+        except Exception as exc:
+            log.warning("WARC record of %s not written: %s: %s", exchange.url,
+                        type(exc).__name__, exc)
 
     def _watched_get(self, url: str, max_body_bytes: int | None, exchange: Exchange | None,
                      method: str = "GET", body_wanted=None) -> Response:
@@ -456,7 +468,7 @@ def _no_body(_content_type) -> bool:
 def _content_length(value: str | None) -> int | None:
     """A ``Content-Length`` header as a number (RFC 9110 §8.6: digits only), else None."""
     value = (value or "").strip()
-    return int(value) if value.isdigit() else None
+    return int(value) if value.isascii() and value.isdigit() else None  # not "²"
 
 
 def _more_follows(raw) -> bool:

@@ -65,7 +65,7 @@ HTML_EXTENSIONS = (".html", ".htm", ".xhtml", ".shtml")
 SITE_DIR = "site"
 INDEX_FILE = "index.tsv"
 
-_RESERVED = re.compile(r"(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³])(\..*)?", re.I | re.S)
+_RESERVED = re.compile(r"(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³])([ .].*)?", re.I | re.S)
 _ESCAPE_OR_CHAR = re.compile(r"%[0-9A-F]{2}|.", re.S)
 _ASCII_DECODED = frozenset(" ^`{}")  # never literal in a normalized URL (not pchar)
 _LITERAL_ESCAPED = {"*": "%2A", ":": "%3A"}  # pchar, but not allowed in a Windows name
@@ -227,11 +227,19 @@ def iter_records(out_dir: str):
     return shards.iter_records(out_dir)
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it and back: call from one thread)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _write_atomic(path: str, data: bytes) -> None:
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=folder, prefix=".part-")
     try:
+        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a mirror is for reading
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(temporary, path)

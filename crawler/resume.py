@@ -34,7 +34,8 @@ import os
 from crawler.errors import ConfigError
 from crawler.mirror import SITE_DIR, remove_mirror
 from crawler.messages import FetchTask
-from crawler.shards import MANIFEST_FILE, TEMP_SUFFIX, cut_partial_line, iter_lines, settle
+from crawler.neardup import simhash
+from crawler.shards import MANIFEST_FILE, TEMP_SUFFIX, cut_partial_line, iter_lines, iter_records, settle
 from crawler.state import BATCH_ROWS, CONTENT_DUPLICATE, CONTENT_FIRST, CONTENT_NEAR
 from crawler.state import FAILED, FRONTIER, IN_FLIGHT, SKIPPED, STATE_FILE, VISITED, StateStore
 from crawler.warc import OPEN_SUFFIX, WARC_GLOB, seal_open_files
@@ -117,6 +118,7 @@ def prepare(config, store: StateStore, table) -> dict:
         report["bytes_cut"] += cut_partial_line(path)
     report["bytes_cut"] += seal_open_files(out)[1]  # WARC files of processes that died
     report["in_flight"] = store.reset_for_resume()
+    _backfill_contents(store, out)  # before the recovered records add theirs
     recovered = _records_not_in_store(store, out)
     report["recorded_unreported"] = len(recovered)
     report["links_recovered"] = _recover_links(config, store, recovered)
@@ -147,11 +149,36 @@ def _records_not_in_store(store: StateStore, out: str) -> dict[str, dict]:
                                  tuple(record.get("redirect_chain") or ()))], state, reason)
         else:
             store.set_state([url], state, reason)
-        if record.get("markdown") or record.get("duplicate_of"):  # was in the content registry
-            kind = CONTENT_DUPLICATE if record.get("duplicate_of") else \
-                CONTENT_NEAR if record.get("near_duplicate_of") else CONTENT_FIRST
-            store.add_content(url, int(record["fingerprint"], 16), int(record["simhash"], 16), kind)
+        _add_content(store, record)
     return found
+
+
+def _add_content(store: StateStore, record: dict) -> None:
+    """Put ``record``'s page in the store's content registry if it was registered in the
+    visited table's (a page with Markdown, or an exact duplicate). A record written
+    before records had ``simhash`` gets it computed from its Markdown."""
+    if not (record.get("markdown") or record.get("duplicate_of")) or not record.get("fingerprint"):
+        return
+    kind = CONTENT_DUPLICATE if record.get("duplicate_of") else \
+        CONTENT_NEAR if record.get("near_duplicate_of") else CONTENT_FIRST
+    near = record.get("simhash")
+    if near is None:  # an exact duplicate never enters the near-duplicate index
+        near = f"{simhash(record['markdown']):016x}" if record.get("markdown") else "0"
+    store.add_content(record["url"], int(record["fingerprint"], 16), int(near, 16), kind)
+
+
+def _backfill_contents(store: StateStore, out: str) -> int:
+    """A folder written before the content registry was kept in the store: register
+    every page record's content from the records (once; later resumes find it filled).
+    Returns the records added."""
+    if any(store.content_counts().values()) or not store.reason_counts(VISITED).get("page"):
+        return 0
+    added = 0
+    for record in iter_records(out):
+        if record.get("markdown") or record.get("duplicate_of"):
+            _add_content(store, record)
+            added += 1
+    return added
 
 
 def _recover_links(config, store: StateStore, records: dict[str, dict]) -> int:

@@ -29,7 +29,9 @@ def domain_key(domain: str) -> str | None:
     from crawler.urlnorm import request_url
 
     name = domain[1:] if domain.startswith(".") else domain
-    if not name or any(c in name for c in "/?#@ \t") or (":" in name and not name.startswith("[")):
+    if not name or any(c in name for c in "/?#@ \t") or ".." in name or name.startswith("."):
+        return None
+    if ":" in name and not (name.startswith("[") and name.endswith("]")):  # a port
         return None
     url = request_url(f"http://{name}/")
     host = host_of(url) if url is not None else ""

@@ -108,7 +108,7 @@ class ShardWriter:
         if closed is not None and self.compression is not None:
             try:
                 compress_shard(closed, self.compression)
-            except OSError as exc:  # the record is written; the end of the crawl retries
+            except Exception as exc:  # the record is written; the end of the crawl retries
                 log.warning("could not compress %s (%s); it stays plain for now", closed, exc)
 
     def close(self) -> None:

@@ -19,8 +19,10 @@ Records (WARC 1.1, ISO 28500:2017; https://iipc.github.io/warc-specifications/):
   response. ``WARC-Target-URI`` is the URL requested, ``WARC-Date`` when the request was
   sent, ``WARC-IP-Address`` the server's address. A body cut short carries
   ``WARC-Truncated`` (``length``: ``--max-bytes``; ``time``: ``--total-timeout``;
-  ``disconnect``: the connection failed mid-body; ``unspecified``: a redirect's body,
-  which the crawler does not read, or a body that failed to decode);
+  ``disconnect``: the connection failed mid-body; ``unspecified``: a redirect's body
+  with a ``Content-Encoding``, which requests has already decoded, stored empty, or a
+  body that failed to decode); non-ASCII bytes of the status line and header fields are
+  stored ``%XX`` (warcio writes ASCII headers);
 - a GET that got no response at all (a timeout or reset before the status line) leaves
   its ``request`` record alone, without ``WARC-Concurrent-To``; one that failed before
   its request was written (connection refused, DNS) leaves nothing.
@@ -137,7 +139,7 @@ class WarcWriter:
             if exchange.cut:
                 fields["WARC-Truncated"] = exchange.cut
             body = exchange.body
-            http_headers = StatusAndHeaders(f"{exchange.status} {exchange.reason}".rstrip(),
+            http_headers = StatusAndHeaders(_ascii(f"{exchange.status} {exchange.reason}".rstrip()),
                                             _stored_headers(exchange.headers),
                                             protocol=exchange.http_version)
             response = writer.create_warc_record(exchange.url, "response", payload=io.BytesIO(body),
@@ -167,9 +169,20 @@ def _writer(buffer) -> WARCWriter:
 
 def _stored_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The header fields to store: as received, ``Transfer-Encoding`` renamed (the body
-    is stored without its chunking)."""
-    return [(RENAMED_TRANSFER_ENCODING if name.lower() == "transfer-encoding" else name, value)
-            for name, value in headers]
+    is stored without its chunking), non-ASCII bytes percent-encoded (:func:`_ascii`)."""
+    return [(RENAMED_TRANSFER_ENCODING if name.lower() == "transfer-encoding" else _ascii(name),
+             _ascii(value)) for name, value in headers]
+
+
+def _ascii(text: str) -> str:
+    """``text`` as http.client decoded it (ISO 8859-1, one character per byte received)
+    with every non-ASCII byte written ``%XX``: warcio writes headers in ASCII, and left to
+    itself it fails on a non-ASCII name or reason phrase and percent-encodes a value's
+    UTF-8 re-encoding (``café`` sent in UTF-8 would be stored ``caf%C3%83%C2%A9``)."""
+    if text.isascii():
+        return text
+    return "".join(c if c.isascii() else "".join(f"%{b:02X}" for b in c.encode("latin-1", "replace"))
+                   for c in text)
 
 
 def repair(path: str) -> int:

@@ -337,6 +337,10 @@ class PageProcessor:
             log.warning("visited table failed after %s was recorded: %r", task.url, exc.__cause__)
             return dataclasses.replace(exc.done, table_failed=True)
         reason = f"internal error: {type(exc).__name__}"
+        if task.kind in (KIND_ROBOTS, KIND_SITEMAP):  # not a page: no record, no table row
+            log.warning("%s task %s failed: %r", task.kind, task.url, exc)
+            return TaskDone(self.worker_id, task.url, ROBOTS if task.kind == KIND_ROBOTS else SITEMAP,
+                            None, reason)
         try:
             self.writer.write(self._record(task, None, error=f"{reason}: {exc}"), ())
             if self.table.state(task.url) == "in_flight":

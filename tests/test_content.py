@@ -155,6 +155,17 @@ def test_the_region_keeps_the_title_before_it_and_drops_unselected_link_blocks()
     assert page_markdown(html, BASE) == (f"# A post title\n\n{P1}\n\n{P2}", "main")
 
 
+def test_a_page_over_the_extraction_cap_keeps_what_the_pre_pass_kept(monkeypatch):
+    # a reviewer measured 27 s of selection on a 6.4 MB page: past the cap, no extractor
+    def extractor_must_not_run(root):
+        raise AssertionError("the extractor ran")
+    monkeypatch.setattr(content, "_extract_text", extractor_must_not_run)
+    monkeypatch.setattr(content, "MAX_EXTRACT_CHARS", 100)
+    html = (f"<html><body><nav><a href='/'>Home</a></nav><div class='menu'>Menu text</div>"
+            f"<div><p>{P1}</p></div></body></html>")
+    assert main_content(html) == f"<body><div class=\"menu\">Menu text</div><div><p>{P1}</p></div></body>"
+
+
 def test_a_link_dense_page_keeps_every_link_the_pre_pass_kept():
     html = ("<html><body><nav><a href='/'>Home</a></nav><ul><li><a href='a'>Alpha</a></li>"
             "<li><a href='b'>Beta</a> page</li></ul></body></html>")

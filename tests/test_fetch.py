@@ -11,7 +11,7 @@ import zlib
 
 import pytest
 
-from crawler import __version__
+from crawler import __version__, fetch
 from crawler.config import CrawlConfig
 from crawler.fetch import DEFAULT_USER_AGENT, FetchError, HttpClient
 from siteserver import Route, SiteServer, redirect
@@ -474,3 +474,10 @@ def test_an_empty_query_is_sent_as_written():
         hits = dict(site.hits)
     assert bodies == [b"with", b"without", b"with"]
     assert hits == {"/p?": 2, "/p": 1}
+
+
+@pytest.mark.parametrize("value, length", [("12", 12), (" 7 ", 7), ("\u00b2", None), ("1e3", None),
+                                           ("", None), (None, None), ("-1", None)])
+def test_content_length_is_ascii_digits_only(value, length):
+    # "²" is a digit to str.isdigit() and made int() raise, failing the page as "invalid url"
+    assert fetch._content_length(value) == length

@@ -1,6 +1,7 @@
 """The mirror tree: URL -> file path table, collision planning, Windows validity, and a
 crawl with mirror=True (crawler.mirror)."""
 
+import os
 import re
 
 import pytest
@@ -30,6 +31,8 @@ TABLE = [
     ("/?lang=en", "example.org/index-lang-f783c502.md"),
     ("/con", "example.org/co%6E.md"),
     ("/CON.txt", "example.org/CO%4E.txt.md"),
+    ("/CON%20", "example.org/CO%4E .md"),  # Win32 strips the space: "CON .md" is the device
+    ("/nul%20.txt", "example.org/nu%6C .txt.md"),
     ("/aux/x.html", "example.org/au%78/x.md"),
     ("/lpt1/com9", "example.org/lpt%31/com%39.md"),
     ("/console", "example.org/console.md"),
@@ -93,7 +96,7 @@ def test_plan_resolves_collisions_in_url_order():
     }
 
 
-_RESERVED = re.compile(r"(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³])(\..*)?", re.I | re.S)
+_RESERVED = re.compile(r"(CON|PRN|AUX|NUL|COM[0-9¹²³]|LPT[0-9¹²³])([ .].*)?", re.I | re.S)
 
 
 def windows_valid(path: str) -> bool:
@@ -169,6 +172,10 @@ def test_a_crawl_writes_the_mirror_and_restart_removes_only_it(tmp_path):
     out = tmp_path / "out"
     host = server.url("/").split("/")[2].replace(":", "_")
     site = out / "site"
+    mask = os.umask(0o022)
+    os.umask(mask)
+    modes = {p.stat().st_mode & 0o777 for p in site.rglob("*") if p.is_file()}
+    assert modes == {0o666 & ~mask}  # readable as the umask says (mkstemp alone gives 0600)
     files = {str(p.relative_to(site)): p.read_bytes() for p in site.rglob("*") if p.is_file()}
     first, copy = sorted((server.url("/docs/a.html"), server.url("/copy")),
                          key=lambda u: records[u]["duplicate_of"] is not None)

@@ -1,6 +1,7 @@
 """End to end: exact and near duplicates flagged in one crawl (crawler.neardup through
 the visited table)."""
 
+import json
 import sqlite3
 
 import pytest
@@ -140,3 +141,34 @@ def test_a_record_the_store_never_heard_of_is_registered_on_resume(tmp_path):
         summary, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1)
     assert records[server.url("/b")]["duplicate_of"] == server.url("/a")
     assert summary["duplicates"] == 1
+
+
+def test_a_folder_from_before_the_registry_was_stored_resumes_with_it(tmp_path):
+    # found by a reviewer: records without "simhash" made the resume raise KeyError, and
+    # an older folder's pages never entered the store's registry
+    stamp = "\n\nLast updated on {}."
+    with SiteServer() as server:
+        server.routes.update({
+            "/": Route('<html><body><a href="/a">a</a> <a href="/b">b</a> <a href="/c">c</a></body></html>'),
+            "/a": html(PAGE + stamp.format("2024-01-05 10:22:31")),
+            "/b": html(PAGE + stamp.format("2024-01-05 10:22:31")),
+            "/c": html(PAGE + stamp.format("2025-11-30 08:05:59")),
+        })
+        run_crawl(tmp_path, server.url("/"), workers=1, threads=1, max_pages=2)
+        out = tmp_path / "out"
+        for path in out.glob("pages-*.jsonl"):  # as an older version wrote them
+            lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+            path.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "simhash"},
+                                               ensure_ascii=False) + "\n" for r in lines),
+                            encoding="utf-8")
+        db = sqlite3.connect(str(out / "state.sqlite"))
+        with db:
+            db.execute("DELETE FROM contents")
+            db.execute("UPDATE urls SET state = 'in_flight', reason = NULL WHERE url = ?",
+                       (server.url("/a"),))  # and one record the store never heard of
+        db.close()
+        summary, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1)
+    u = server.url
+    assert records[u("/b")]["duplicate_of"] == u("/a")
+    assert records[u("/c")]["near_duplicate_of"] == u("/a")
+    assert (summary["duplicates"], summary["near_duplicates"]) == (1, 1)

@@ -157,7 +157,7 @@ def test_site_of_fast_path_agrees_with_urlsplit_on_normalized_urls():
     ("example.org", "example.org"), (".Example.ORG", ".example.org"),
     ("Bücher.de", "xn--bcher-kva.de"), (".bücher.de", ".xn--bcher-kva.de"), ("[::1]", "::1"),
     ("bad host!", None), ("x.org:80", None), ("a/b", None), ("user@x.org", None), ("", None),
-    (".", None)])
+    (".", None), ("[::1]:8080", None), ("..example.org", None), ("a..b", None)])
 def test_allowed_domains_are_compared_as_normalized_hosts(domain, key):
     assert domain_key(domain) == key
 

@@ -374,3 +374,32 @@ def test_sigkill_then_resume_leaves_clean_warc_files_with_every_page(tmp_path):
     # no more responses archived than requests served (a kill may lose a last record)
     for uri, count in responses.items():
         assert count <= hits[uri[len(site.url("")):]], uri
+
+
+def _non_ascii_head(conn, server):
+    server.read_head(conn)
+    conn.sendall("HTTP/1.1 200 Très bien\r\nX-Name: café\r\nContent-Length: 2\r\n"
+                 "Content-Type: text/plain\r\n\r\nok".encode("utf-8"))
+
+
+def test_non_ascii_bytes_in_the_status_line_and_headers_are_stored_percent_encoded(tmp_path):
+    # found by a reviewer: warcio raised UnicodeEncodeError on the reason phrase, which
+    # failed the page (and, on robots.txt, the crawl); a value was stored double-encoded
+    response, exchanges = recorded(_non_ascii_head)
+    assert response.status == 200 and response.body == b"ok"
+    (_, (_, http_headers, raw, _), _) = write_and_read(tmp_path, exchanges)[:3]
+    assert http_headers.statusline == "200 Tr%C3%A8s bien"
+    assert ("X-Name", "caf%C3%A9") in http_headers.headers and raw == b"ok"
+
+
+def test_a_warc_writer_that_fails_loses_its_record_not_the_fetch():
+    def broken(exchange):
+        raise OSError("No space left on device")
+    client = HttpClient(UA, 5, 5, on_exchange=broken)
+    with RawServer(_non_ascii_head) as raw:
+        try:
+            response = client.get(raw.url("/x"))
+        finally:
+            client.close()
+            raw.stop.set()
+    assert (response.status, response.body) == (200, b"ok")

@@ -13,7 +13,8 @@ import pytest
 import crawler.worker as worker
 from crawler.config import CrawlConfig
 from crawler.fetch import HttpClient
-from crawler.messages import DEFERRED, FAILED, NON_HTML, PAGE, REDIRECT, RETRY, STOP, FetchTask, TaskDone
+from crawler.messages import (DEFERRED, FAILED, KIND_ROBOTS, KIND_SITEMAP, NON_HTML, PAGE, REDIRECT, RETRY,
+                              ROBOTS, SITEMAP, STOP, FetchTask, TaskDone)
 from crawler.neardup import simhash
 from crawler.shards import iter_records
 from crawler.store import RecordWriter, edges_path
@@ -329,6 +330,18 @@ def test_C24c_a_retry_after_over_the_cap_fails_at_once_with_the_reason(make):
     h = make({"/day": Route("later", 429, {"Retry-After": "86400"})}, retries=3)
     done = h.run("/day")
     assert (done.outcome, done.error) == (FAILED, "http 429 (Retry-After 86400 s is over --max-retry-wait)")
+
+
+def test_a_crashed_robots_or_sitemap_task_writes_no_record(make):
+    # found by a reviewer: a robots.txt task's crash wrote a page record for the origin,
+    # and the dispatcher's store then raised KeyError for that URL
+    h = make({})
+    u = h.site.url
+    for kind, outcome in ((KIND_ROBOTS, ROBOTS), (KIND_SITEMAP, SITEMAP)):
+        done = h.processor.crash(FetchTask(u("/sitemap.xml"), 0, kind=kind), UnicodeEncodeError(
+            "ascii", "é", 0, 1, "ordinal not in range(128)"))
+        assert done == TaskDone(0, u("/sitemap.xml"), outcome, None, "internal error: UnicodeEncodeError")
+    assert h.records() == []
 
 
 def test_crash_writes_a_failed_record_and_marks_the_table(make):
