@@ -96,18 +96,33 @@ def test_by_default_pages_that_differ_only_in_chrome_are_exact_duplicates(tmp_pa
     assert (summary["pages"], summary["duplicates"], summary["near_duplicates"]) == (13, 3, 1)
 
 
+def repeating_site() -> dict:
+    """/a, /b with /a's Markdown exactly, /c with /a's text under another timestamp."""
+    stamp = "\n\nLast updated on {}."
+    return {
+        "/": Route('<html><body><a href="/a">a</a> <a href="/b">b</a> <a href="/c">c</a></body></html>'),
+        "/a": html(PAGE + stamp.format("2024-01-05 10:22:31")),
+        "/b": html(PAGE + stamp.format("2024-01-05 10:22:31")),
+        "/c": html(PAGE + stamp.format("2025-11-30 08:05:59")),
+    }
+
+
+def forget_the_registry_and_a(out, url: str) -> None:
+    """Empty the state store's content registry and put ``url`` back in flight, as if the
+    crash came before the commit of its result."""
+    db = sqlite3.connect(str(out / "state.sqlite"))
+    with db:
+        db.execute("DELETE FROM contents")
+        db.execute("UPDATE urls SET state = 'in_flight', reason = NULL WHERE url = ?", (url,))
+    db.close()
+
+
 def test_a_resumed_crawl_flags_pages_that_repeat_an_earlier_runs_pages(tmp_path):
     # run 1 stops at --max-pages 2 (/ and /a); run 2 fetches /b (the same Markdown as /a)
     # and /c (/a's text with another timestamp): the registry of run 1 came back from the
     # state store
-    stamp = "\n\nLast updated on {}."
     with SiteServer() as server:
-        server.routes.update({
-            "/": Route('<html><body><a href="/a">a</a> <a href="/b">b</a> <a href="/c">c</a></body></html>'),
-            "/a": html(PAGE + stamp.format("2024-01-05 10:22:31")),
-            "/b": html(PAGE + stamp.format("2024-01-05 10:22:31")),
-            "/c": html(PAGE + stamp.format("2025-11-30 08:05:59")),
-        })
+        server.routes.update(repeating_site())
         first, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1, max_pages=2)
         assert sorted(records) == [server.url("/"), server.url("/a")]
         summary, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1)
@@ -124,20 +139,10 @@ def test_a_resumed_crawl_flags_pages_that_repeat_an_earlier_runs_pages(tmp_path)
 
 def test_a_record_the_store_never_heard_of_is_registered_on_resume(tmp_path):
     # /a recorded but its result never committed (a crash): resume takes it from the record
-    stamp = "\n\nLast updated on {}."
     with SiteServer() as server:
-        server.routes.update({
-            "/": Route('<html><body><a href="/a">a</a> <a href="/b">b</a></body></html>'),
-            "/a": html(PAGE + stamp.format("2024-01-05 10:22:31")),
-            "/b": html(PAGE + stamp.format("2024-01-05 10:22:31")),
-        })
+        server.routes.update(repeating_site())
         run_crawl(tmp_path, server.url("/"), workers=1, threads=1, max_pages=2)
-        db = sqlite3.connect(str(tmp_path / "out" / "state.sqlite"))
-        with db:  # as if the crash came before the commit of /a's result
-            db.execute("DELETE FROM contents")
-            db.execute("UPDATE urls SET state = 'in_flight', reason = NULL WHERE url = ?",
-                       (server.url("/a"),))
-        db.close()
+        forget_the_registry_and_a(tmp_path / "out", server.url("/a"))
         summary, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1)
     assert records[server.url("/b")]["duplicate_of"] == server.url("/a")
     assert summary["duplicates"] == 1
@@ -146,14 +151,8 @@ def test_a_record_the_store_never_heard_of_is_registered_on_resume(tmp_path):
 def test_a_folder_from_before_the_registry_was_stored_resumes_with_it(tmp_path):
     # found by a reviewer: records without "simhash" made the resume raise KeyError, and
     # an older folder's pages never entered the store's registry
-    stamp = "\n\nLast updated on {}."
     with SiteServer() as server:
-        server.routes.update({
-            "/": Route('<html><body><a href="/a">a</a> <a href="/b">b</a> <a href="/c">c</a></body></html>'),
-            "/a": html(PAGE + stamp.format("2024-01-05 10:22:31")),
-            "/b": html(PAGE + stamp.format("2024-01-05 10:22:31")),
-            "/c": html(PAGE + stamp.format("2025-11-30 08:05:59")),
-        })
+        server.routes.update(repeating_site())
         run_crawl(tmp_path, server.url("/"), workers=1, threads=1, max_pages=2)
         out = tmp_path / "out"
         for path in out.glob("pages-*.jsonl"):  # as an older version wrote them
@@ -161,12 +160,7 @@ def test_a_folder_from_before_the_registry_was_stored_resumes_with_it(tmp_path):
             path.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "simhash"},
                                                ensure_ascii=False) + "\n" for r in lines),
                             encoding="utf-8")
-        db = sqlite3.connect(str(out / "state.sqlite"))
-        with db:
-            db.execute("DELETE FROM contents")
-            db.execute("UPDATE urls SET state = 'in_flight', reason = NULL WHERE url = ?",
-                       (server.url("/a"),))  # and one record the store never heard of
-        db.close()
+        forget_the_registry_and_a(out, server.url("/a"))  # and one record it never heard of
         summary, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1)
     u = server.url
     assert records[u("/b")]["duplicate_of"] == u("/a")
