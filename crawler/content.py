@@ -154,8 +154,7 @@ def main_content(html: str) -> str | None:
     text = _text(body)
     if not text.strip():
         return None
-    links = sum(len(_text(a)) for a in body.iter("a"))
-    if links >= LINK_DENSE * len(text):
+    if _link_dense(body, len(text)):
         return _serialize(body)
     if len(html) > MAX_EXTRACT_CHARS:  # the extractor's cost grows faster than the page
         return _serialize(body)
@@ -316,7 +315,9 @@ def _has_heading(element) -> bool:
     return any(_text(h).strip() for h in element.iter(*_HEADINGS))
 
 
-def _link_dense(element) -> bool:
-    """Whether at least :data:`LINK_DENSE` of ``element``'s text is link text."""
-    text = len(_text(element).strip())
-    return text > 0 and sum(len(_text(a)) for a in element.iter("a")) >= LINK_DENSE * text
+def _link_dense(element, text_length: int | None = None) -> bool:
+    """Whether at least :data:`LINK_DENSE` of ``element``'s text is link text;
+    ``text_length``: that text's length if the caller has it (else its stripped text's)."""
+    if text_length is None:
+        text_length = len(_text(element).strip())
+    return text_length > 0 and sum(len(_text(a)) for a in element.iter("a")) >= LINK_DENSE * text_length
