@@ -100,21 +100,28 @@ def _count(counter) -> dict:
     return dict(sorted(counter.items()))
 
 
+def _edges(walk_dir: str):
+    """Yield ``(source, target, kind, in_scope)`` of the merged ``walk_dir/edges.tsv``
+    (:meth:`crawler.graph.LinkGraph.write_tsv`; nothing when it is missing)."""
+    path = os.path.join(walk_dir, "edges.tsv")
+    if not os.path.exists(path):
+        return
+    with open(path, encoding="utf-8") as f:
+        next(f, None)  # the header line
+        for line in f:
+            yield tuple(line.rstrip("\n").split("\t"))
+
+
 def out_of_scope_links(walk_dir: str, scope: Scope) -> dict:
     """``out_of_scope`` of ``map.json`` from the merged ``walk_dir/edges.tsv``."""
     by_host: collections.Counter[str] = collections.Counter()
-    path = os.path.join(walk_dir, "edges.tsv")
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            next(f, None)  # header
-            for line in f:
-                _source, target, kind, in_scope = line.rstrip("\n").split("\t")
-                if in_scope == "1" or kind != "link":
-                    continue
-                site = site_of(target)
-                if site in scope.sites or scope.host_allowed(host_of(target)):
-                    continue  # the seeds' own site, left out by --include/--exclude
-                by_host[site] += 1
+    for _source, target, kind, in_scope in _edges(walk_dir):
+        if in_scope == "1" or kind != "link":
+            continue
+        site = site_of(target)
+        if site in scope.sites or scope.host_allowed(host_of(target)):
+            continue  # the seeds' own site, left out by --include/--exclude
+        by_host[site] += 1
     top = sorted(by_host.items(), key=lambda item: (-item[1], item[0]))[:TOP_HOSTS]
     return {"hosts": len(by_host), "links": sum(by_host.values()),
             "top": [[host, links] for host, links in top]}
@@ -126,12 +133,9 @@ def link_distances(walk_dir: str, seeds, recorded) -> dict[str, int]:
     step, a redirect none (a 0-1 breadth-first search). URLs no seed reaches are left
     out."""
     graph: dict[str, list[tuple[str, int]]] = collections.defaultdict(list)
-    with open(os.path.join(walk_dir, "edges.tsv"), encoding="utf-8") as f:
-        next(f, None)  # the header line
-        for line in f:
-            source, target, kind, _ = line.rstrip("\n").split("\t")
-            if source in recorded and target in recorded:
-                graph[source].append((target, 0 if kind == "redirect" else 1))
+    for source, target, kind, _ in _edges(walk_dir):
+        if source in recorded and target in recorded:
+            graph[source].append((target, 0 if kind == "redirect" else 1))
     distance = {seed: 0 for seed in seeds if seed in recorded}
     queue = collections.deque(distance)
     while queue:
