@@ -86,13 +86,10 @@ def media_type(content_type: str | None) -> str:
     return kind or NO_TYPE
 
 
-def read_map_records(walk_dir: str):
-    """Yield the records of the walk's page shards (:func:`crawler.shards.iter_records`;
-    one per URL: a URL recorded twice yields its last record)."""
-    records: dict[str, dict] = {}
-    for record in iter_records(walk_dir):
-        records[record["url"]] = record
-    return records.values()
+def read_map_records(walk_dir: str) -> dict[str, dict]:
+    """The records of the walk's page shards (:func:`crawler.shards.iter_records`) by
+    URL: a URL recorded twice gives its last record."""
+    return {record["url"]: record for record in iter_records(walk_dir)}
 
 
 def _count(counter) -> dict:
@@ -161,9 +158,9 @@ def build_map(config, walk_dir: str, summary: dict) -> dict:
     depth: collections.Counter[int] = collections.Counter()
     sizes: collections.Counter[str] = collections.Counter()
     unknown: collections.Counter[str] = collections.Counter()
-    records = list(read_map_records(walk_dir))
-    distance = link_distances(walk_dir, config.seed_keys, {r["url"] for r in records})
-    for record in records:
+    records = read_map_records(walk_dir)
+    distance = link_distances(walk_dir, config.seed_keys, records.keys())
+    for record in records.values():
         state, reason = outcome_of(record)
         outcome = "failed" if state == FAILED else reason
         outcomes[outcome] += 1
