@@ -125,7 +125,7 @@ def out_of_scope_links(walk_dir: str, scope: Scope) -> dict:
 
 
 def link_distances(walk_dir: str, seeds, recorded) -> dict[str, int]:
-    """Shortest link distance from ``seeds`` to every URL of ``recorded`` (a set) over
+    """Shortest link distance from ``seeds`` to every URL of ``recorded`` (a set, or dict keys) over
     the edges of ``walk_dir/edges.tsv``, counted as ``--max-depth`` counts: a link is one
     step, a redirect none (a 0-1 breadth-first search). URLs no seed reaches are left
     out."""

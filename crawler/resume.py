@@ -153,18 +153,20 @@ def _records_not_in_store(store: StateStore, out: str) -> dict[str, dict]:
     return found
 
 
-def _add_content(store: StateStore, record: dict) -> None:
+def _add_content(store: StateStore, record: dict) -> bool:
     """Put ``record``'s page in the store's content registry if it was registered in the
     visited table's (a page with Markdown, or an exact duplicate). A record written
-    before records had ``simhash`` gets it computed from its Markdown."""
+    before records had ``simhash`` gets it computed from its Markdown. Returns whether
+    it was put there."""
     if not (record.get("markdown") or record.get("duplicate_of")) or not record.get("fingerprint"):
-        return
+        return False
     kind = CONTENT_DUPLICATE if record.get("duplicate_of") else \
         CONTENT_NEAR if record.get("near_duplicate_of") else CONTENT_FIRST
     near = record.get("simhash")
     if near is None:  # an exact duplicate never enters the near-duplicate index
         near = f"{simhash(record['markdown']):016x}" if record.get("markdown") else "0"
     store.add_content(record["url"], int(record["fingerprint"], 16), int(near, 16), kind)
+    return True
 
 
 def _backfill_contents(store: StateStore, out: str) -> int:
@@ -173,12 +175,7 @@ def _backfill_contents(store: StateStore, out: str) -> int:
     Returns the records added."""
     if any(store.content_counts().values()) or not store.reason_counts(VISITED).get("page"):
         return 0
-    added = 0
-    for record in iter_records(out):
-        if record.get("markdown") or record.get("duplicate_of"):
-            _add_content(store, record)
-            added += 1
-    return added
+    return sum(_add_content(store, record) for record in iter_records(out))
 
 
 def _recover_links(config, store: StateStore, records: dict[str, dict]) -> int:
@@ -213,13 +210,7 @@ def _recover_links(config, store: StateStore, records: dict[str, dict]) -> int:
 def _rebuild_contents(store: StateStore, table) -> None:
     """Register the earlier runs' pages in the visited table's content registry, in their
     order, so that this run's pages are flagged as duplicates of theirs too."""
-    batch = []
-    for item in store.contents():
-        batch.append(item)
-        if len(batch) == BATCH_ROWS:
-            table.register_contents(batch)
-            batch = []
-    if batch:
+    for batch in _batches(store.contents(), BATCH_ROWS):
         table.register_contents(batch)
 
 
@@ -227,14 +218,21 @@ def _rebuild_table(store: StateStore, table) -> None:
     """Claim every stored URL in ``table`` and mark the finished ones, 1,000 a call."""
     for states, final in (((FRONTIER, IN_FLIGHT), None), ((VISITED,), "visited"),
                           ((FAILED,), "failed"), ((SKIPPED,), "skipped")):
-        batch: list[str] = []
-        for url in store.urls_in(*states):
-            batch.append(url)
-            if len(batch) == 1000:
-                _claim(table, batch, final)
-                batch = []
-        if batch:
+        for batch in _batches(store.urls_in(*states), BATCH_ROWS):
             _claim(table, batch, final)
+
+
+def _batches(items, size: int):
+    """Yield lists of ``size`` consecutive items of ``items`` (the last one shorter): one
+    round trip to the visited table per list (``itertools.batched`` is Python 3.12)."""
+    batch = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def _claim(table, urls: list[str], final: str | None) -> None:
