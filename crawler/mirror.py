@@ -221,12 +221,6 @@ def plan(urls) -> dict[str, str]:
     return planned
 
 
-def iter_records(out_dir: str):
-    """Every page record of ``out_dir``, from every shard, plain or compressed
-    (:func:`crawler.shards.iter_records`). The one place the mirror reads records."""
-    return shards.iter_records(out_dir)
-
-
 def _umask() -> int:
     """The process's umask (read by setting it and back: call from one thread)."""
     mask = os.umask(0o022)
@@ -283,25 +277,23 @@ def remove_mirror(out_dir: str) -> int:
     return removed
 
 
-def write_mirror(out_dir: str, records=None) -> int:
+def write_mirror(out_dir: str) -> int:
     """Write ``out_dir/site``: one file per record with Markdown (its exact bytes,
     UTF-8), named by :func:`plan`, and ``site/index.tsv`` (header ``url  file``, sorted
     by URL), where an exact duplicate (``duplicate_of``) is listed with its first
     copy's file. A mirror already there (a resumed crawl) is removed first
     (:func:`remove_mirror`). Each file is written to a temporary name and renamed.
 
-    Args:
-        records: a callable returning an iterable of records; by default
-            :func:`iter_records` on ``out_dir`` (read twice: names, then contents).
+    The records are read twice (:func:`crawler.shards.iter_records`): the names first,
+    then the contents, so no Markdown is held in memory.
 
     Returns:
         the number of ``.md`` files written.
     """
-    read = records or (lambda: iter_records(out_dir))
     remove_mirror(out_dir)
     with_markdown: set[str] = set()
     duplicates: dict[str, str] = {}
-    for record in read():
+    for record in shards.iter_records(out_dir):
         if record.get("markdown") is not None and not record.get("error"):
             with_markdown.add(record["url"])
         elif record.get("duplicate_of"):
@@ -309,7 +301,7 @@ def write_mirror(out_dir: str, records=None) -> int:
     files = plan(with_markdown)
     site = os.path.join(out_dir, SITE_DIR)
     written = 0
-    for record in read():
+    for record in shards.iter_records(out_dir):
         relative = files.get(record["url"]) if record.get("markdown") is not None else None
         if relative is not None and not record.get("error"):
             _write_atomic(os.path.join(site, *relative.split("/")), record["markdown"].encode("utf-8"))
