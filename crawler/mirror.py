@@ -228,12 +228,12 @@ def _umask() -> int:
     return mask
 
 
-def _write_atomic(path: str, data: bytes) -> None:
+def _write_atomic(path: str, data: bytes, mode: int) -> None:
     folder = os.path.dirname(path)
     os.makedirs(folder, exist_ok=True)
     fd, temporary = tempfile.mkstemp(dir=folder, prefix=".part-")
     try:
-        os.fchmod(fd, 0o666 & ~_umask())  # mkstemp makes 0600; a mirror is for reading
+        os.fchmod(fd, mode)  # mkstemp makes 0600; a mirror is for reading
         with os.fdopen(fd, "wb") as f:
             f.write(data)
         os.replace(temporary, path)
@@ -291,6 +291,7 @@ def write_mirror(out_dir: str) -> int:
         the number of ``.md`` files written.
     """
     remove_mirror(out_dir)
+    mode = 0o666 & ~_umask()  # the files' mode, as open() would give them
     with_markdown: set[str] = set()
     duplicates: dict[str, str] = {}
     for record in shards.iter_records(out_dir):
@@ -304,10 +305,11 @@ def write_mirror(out_dir: str) -> int:
     for record in shards.iter_records(out_dir):
         relative = files.get(record["url"]) if record.get("markdown") is not None else None
         if relative is not None and not record.get("error"):
-            _write_atomic(os.path.join(site, *relative.split("/")), record["markdown"].encode("utf-8"))
+            _write_atomic(os.path.join(site, *relative.split("/")), record["markdown"].encode("utf-8"),
+                          mode)
             written += 1
     rows = dict(files)
     rows.update((url, files[first]) for url, first in duplicates.items() if first in files)
     lines = ["url\tfile\n"] + [f"{url}\t{rows[url]}\n" for url in sorted(rows)]
-    _write_atomic(os.path.join(site, INDEX_FILE), "".join(lines).encode("utf-8"))
+    _write_atomic(os.path.join(site, INDEX_FILE), "".join(lines).encode("utf-8"), mode)
     return written
