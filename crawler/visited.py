@@ -176,13 +176,8 @@ class VisitedTable:
         the earlier runs' pages (from the state store) so that its pages are compared
         with theirs too. Returns how many were registered (not exact duplicates of an
         earlier URL)."""
-        new = 0
-        for content_fingerprint, simhash, url in items:
-            if self.first_content(content_fingerprint, url) is None:
-                with self._near_lock:
-                    self._near.add_or_find(simhash, content_fingerprint)
-                new += 1
-        return new
+        return sum(self.register_content(content_fingerprint, simhash, url)[0] is None
+                   for content_fingerprint, simhash, url in items)
 
     def state(self, url: str) -> str | None:
         """The state name of ``url`` ("in_flight", "visited", ...), or None if unseen."""
