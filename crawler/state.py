@@ -410,20 +410,13 @@ class StateStore:
             "INSERT OR REPLACE INTO contents (url, fingerprint, simhash, kind) VALUES (?, ?, ?, ?)",
             (url, _signed(fingerprint), _signed(simhash), kind))
 
-    @_translated
     def contents(self) -> Iterator[tuple[int, int, str]]:
         """``(fingerprint, simhash, url)`` of every page registered in the content
         registry (not the exact duplicates), in the order they were registered."""
-        conn, after = self._connection(), 0
-        while True:
-            rows = conn.execute(
-                "SELECT seq, fingerprint, simhash, url FROM contents WHERE seq > ? AND kind <> ? "
-                "ORDER BY seq LIMIT ?", (after, CONTENT_DUPLICATE, BATCH_ROWS)).fetchall()
-            if not rows:
-                return
-            after = rows[-1][0]
-            for _, fingerprint, simhash, url in rows:
-                yield fingerprint & _MASK64, simhash & _MASK64, url
+        for _, fingerprint, simhash, url in self._keyset(
+                "SELECT seq, fingerprint, simhash, url FROM contents WHERE kind <> ? AND seq > ? "
+                "ORDER BY seq LIMIT ?", (CONTENT_DUPLICATE,)):
+            yield fingerprint & _MASK64, simhash & _MASK64, url
 
     @_translated
     def content_counts(self) -> dict[int, int]:
@@ -608,16 +601,10 @@ class StateStore:
     @_translated
     def skipped_rows(self) -> Iterator[tuple[str, int, str | None, str | None]]:
         """Stream ``(url, depth, parent, reason)`` of every SKIPPED row, by seq."""
-        after = -1
-        while True:
-            rows = self._connection().execute(
+        for _, url, depth, parent, reason in self._keyset(
                 "SELECT seq, url, depth, parent, reason FROM urls WHERE state = ? AND seq > ? "
-                "ORDER BY seq LIMIT ?", (SKIPPED, after, BATCH_ROWS)).fetchall()
-            if not rows:
-                return
-            for seq, url, depth, parent, reason in rows:
-                yield url, depth, parent, reason
-            after = rows[-1][0]
+                "ORDER BY seq LIMIT ?", (SKIPPED,)):
+            yield url, depth, parent, reason
 
     def urls_in(self, *states: str) -> Iterator[str]:
         """Stream the URLs in any of ``states``, ordered by seq, 1,000 rows a query (no
@@ -668,19 +655,24 @@ class StateStore:
         return depths
 
     def _rows(self, state: str, depth: int) -> Iterator[tuple]:
+        return self._keyset(f"SELECT {_COLUMNS} FROM urls WHERE state = ? AND depth = ? AND seq > ? "
+                            "ORDER BY seq LIMIT ?", (state, depth))
+
+    def _keyset(self, sql: str, params: tuple) -> Iterator[tuple]:
+        """Stream the rows of ``sql``, :data:`BATCH_ROWS` a query, paged by ``seq`` (keyset
+        pagination): ``sql`` selects ``seq`` first and ends with ``seq > ? ORDER BY seq
+        LIMIT ?``, the two parameters after ``params``."""
         after = -1
         while True:
-            page = self._page(state, depth, after)
+            page = self._page(sql, params + (after, BATCH_ROWS))
             yield from page
             if len(page) < BATCH_ROWS:
                 return
             after = page[-1][0]
 
     @_translated
-    def _page(self, state: str, depth: int, after: int) -> list[tuple]:
-        return self._connection().execute(
-            f"SELECT {_COLUMNS} FROM urls WHERE state = ? AND depth = ? AND seq > ? ORDER BY seq LIMIT ?",
-            (state, depth, after, BATCH_ROWS)).fetchall()
+    def _page(self, sql: str, params: tuple) -> list[tuple]:
+        return self._connection().execute(sql, params).fetchall()
 
     @_translated
     def reset_for_resume(self) -> int:
