@@ -67,7 +67,7 @@ from crawler.robots import RobotsRules, origin_of
 from crawler.sitemaps import sitemap_candidates
 from crawler.state import FAILED as FAILED_STATE, IN_FLIGHT as IN_FLIGHT_STATE
 from crawler.state import SKIPPED as SKIPPED_STATE, VISITED as VISITED_STATE
-from crawler.state import CONTENT_DUPLICATE, CONTENT_FIRST, CONTENT_NEAR
+from crawler.state import content_kind
 from crawler.stats import CrawlCounters, ProcessTreeMonitor
 from crawler.worker import fetcher_main
 
@@ -566,9 +566,8 @@ class Dispatcher:
             self.store.set_state([message.url], FAILED_STATE if failed else VISITED_STATE,
                                  message.error if failed else message.outcome)
             if message.content is not None:  # a resume registers it again
-                kind = CONTENT_DUPLICATE if message.duplicate else \
-                    CONTENT_NEAR if message.near_duplicate else CONTENT_FIRST
-                self.store.add_content(message.url, *message.content, kind)
+                self.store.add_content(message.url, *message.content,
+                                       content_kind(message.duplicate, message.near_duplicate))
         self.counters.add(message)
         if message.url in self.seed_keys and self.seed_outcome is None:
             self.seed_outcome = message

@@ -36,7 +36,7 @@ from crawler.mirror import SITE_DIR, remove_mirror
 from crawler.messages import FetchTask
 from crawler.neardup import simhash
 from crawler.shards import MANIFEST_FILE, TEMP_SUFFIX, cut_partial_line, iter_lines, iter_records, settle
-from crawler.state import BATCH_ROWS, CONTENT_DUPLICATE, CONTENT_FIRST, CONTENT_NEAR
+from crawler.state import BATCH_ROWS, content_kind
 from crawler.state import FAILED, FRONTIER, IN_FLIGHT, SKIPPED, STATE_FILE, VISITED, StateStore
 from crawler.warc import OPEN_SUFFIX, WARC_GLOB, seal_open_files
 
@@ -160,8 +160,7 @@ def _add_content(store: StateStore, record: dict) -> bool:
     it was put there."""
     if not (record.get("markdown") or record.get("duplicate_of")) or not record.get("fingerprint"):
         return False
-    kind = CONTENT_DUPLICATE if record.get("duplicate_of") else \
-        CONTENT_NEAR if record.get("near_duplicate_of") else CONTENT_FIRST
+    kind = content_kind(bool(record.get("duplicate_of")), bool(record.get("near_duplicate_of")))
     near = record.get("simhash")
     if near is None:  # an exact duplicate never enters the near-duplicate index
         near = f"{simhash(record['markdown']):016x}" if record.get("markdown") else "0"

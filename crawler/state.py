@@ -103,6 +103,12 @@ STATES = (FRONTIER, IN_FLIGHT, VISITED, FAILED, SKIPPED)
 #: (``duplicate_of``), a near duplicate (``near_duplicate_of``).
 CONTENT_FIRST, CONTENT_DUPLICATE, CONTENT_NEAR = 0, 1, 2
 
+
+def content_kind(duplicate: bool, near_duplicate: bool) -> int:
+    """The ``kind`` of a page: an exact duplicate, else a near duplicate, else the first."""
+    return CONTENT_DUPLICATE if duplicate else CONTENT_NEAR if near_duplicate else CONTENT_FIRST
+
+
 #: ``PRAGMA user_version`` of the schema below; a file with a higher one is refused.
 SCHEMA_VERSION = 1
 #: ``PRAGMA application_id`` of a state file ("CRLS"), so another SQLite file is refused.
