@@ -3,6 +3,7 @@
 Usage:
     .venv/bin/python bench/content.py [--root /usr/share/doc/python3.11/html] [--rounds 2]
     .venv/bin/python bench/content.py --compare [--root DIR]   # the extractor comparison
+    .venv/bin/python bench/content.py --sizes   # selection time of one big page, by size
     (BENCH_QUICK=1: one round; results also in bench/results/content.json)
 
 Reads every ``.html`` file under ``--root`` into memory, then times (process CPU, best of
@@ -17,6 +18,10 @@ every page: share of its words found (multiset), of its ``p``/``pre``/``h1-h6``/
 link-dense pages (link text over half the main element's text), the share of words outside
 the main element that survive (nav), the Markdown code blocks, tables, headings and links
 kept, and CPU ms per page of the selection (results in bench/results/content_compare.json).
+
+``--sizes`` times the selection of one page without a landmark, made of ``<div><p>``
+paragraphs, at 0.3, 1 and 2 MB of HTML: below ``crawler.content.MAX_EXTRACT_CHARS`` the
+extractor runs, above it not.
 """
 
 from __future__ import annotations
@@ -142,12 +147,30 @@ def compare(pages) -> dict:
     return {"link_dense_pages": sum(r["dense"] for r in refs), "candidates": results}
 
 
+def sizes() -> int:
+    """Print the CPU seconds of :func:`main_content` on one synthetic page per size."""
+    para = "<div><p>Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do %d.</p></div>\n"
+    for target in (300_000, 990_000, 2_000_000):
+        parts, size = [], 0
+        while size < target:
+            parts.append(para % len(parts))
+            size += len(parts[-1])
+        html = "<html><body>" + "".join(parts) + "</body></html>"
+        started = time.process_time()
+        main_content(html)
+        print(f"  {len(html):>9,} characters of HTML: {time.process_time() - started:6.2f} s")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default="/usr/share/doc/python3.11/html")
     parser.add_argument("--rounds", type=int, default=1 if os.environ.get("BENCH_QUICK") else 2)
     parser.add_argument("--compare", action="store_true", help="compare the extractors instead")
+    parser.add_argument("--sizes", action="store_true", help="time one big page by size instead")
     args = parser.parse_args()
+    if args.sizes:
+        return sizes()
     pages = load(args.root)
     if not pages:
         print(f"content: no .html files under {args.root}", file=sys.stderr)

@@ -109,9 +109,9 @@ LINK_DENSE = 0.5
 MIN_WORDS = 10
 #: Pages longer than this (characters of HTML) without a main landmark keep what the
 #: pre-pass kept instead of going to the extractor: trafilatura and the region search
-#: grow faster than the page (a tester measured 0.37 s at 0.3 MB and 27 s at 6.4 MB of
-#: HTML), unbounded by any timeout, holding the fetcher process's GIL. Measured on pages
-#: of paragraphs: 1.5 s at 1 MB, 0.12 s for 2 MB past the cap.
+#: grow faster than the page, unbounded by any timeout, holding the fetcher process's
+#: GIL. ``bench/content.py --sizes`` (one page of ``<div><p>`` paragraphs): 0.45 s at
+#: 0.3 MB, 1.71 s at 1 MB, 0.16 s for 2 MB past the cap.
 MAX_EXTRACT_CHARS = 1_000_000
 #: Share of the extractor's text an element must hold to be taken as the region (step 4).
 REGION_SHARE = 0.9
