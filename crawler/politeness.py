@@ -6,11 +6,15 @@ served them). For each origin :class:`Politeness` keeps
 
 * its robots.txt state: unknown (no page of it may be dispatched yet), being fetched,
   or known (:class:`crawler.robots.RobotsRules`);
-* requests in flight: dispatched and not yet reported, at most ``per_host``;
-* the earliest time of its next request. With a delay (``--delay`` or the site's
-  ``Crawl-delay``) one request is in flight at a time and the next starts ``delay``
-  seconds after the previous one *finished*, so the gap between two requests seen by
-  the server is never shorter than the delay, however long the task queue is; a
+* requests in flight: dispatched and whose HTTP exchange has not ended yet;
+* the earliest time of its next request. One request is in flight at a time and the
+  next starts ``delay`` seconds after the previous exchange *ended* (its body read, not
+  its page converted), so the gap between two requests seen by the server is never
+  shorter than the delay, however long the task queue is. The delay is, by default,
+  adaptive (:func:`crawler.throttle.next_delay`: it follows the origin's response time,
+  backs off on 429/503, and never goes below ``--delay`` or the site's ``Crawl-delay``).
+  With a fixed ``per_host`` (``--per-host N``) up to N requests are in flight and the
+  delay is ``--delay`` or ``Crawl-delay`` only (with a delay, one at a time again). A
   ``Retry-After`` on a 429 or 503 pauses the whole origin until then.
 
 Pure: the caller passes ``now`` (``time.monotonic()`` seconds), so tests need no clock.
@@ -21,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 
 from crawler.robots import RobotsRules
+from crawler.throttle import next_delay
 
 #: Robots states of an origin.
 ROBOTS_UNKNOWN, ROBOTS_FETCHING, ROBOTS_KNOWN = "unknown", "fetching", "known"
@@ -35,14 +40,18 @@ class HostState:
     robots_attempts: int = 0
     in_flight: int = 0
     next_request_at: float = 0.0
+    #: the delay in force (seconds); adaptive: it follows the response times
     delay_s: float = 0.0
+    #: the delay never goes below this: ``--delay`` or ``Crawl-delay``, the larger
+    floor_s: float = 0.0
 
 
 class Politeness:
     """Per-origin limits of one crawl.
 
     Args:
-        per_host: most requests in flight to one origin (>= 1).
+        per_host: most requests in flight to one origin (>= 1), with a fixed delay;
+            ``None``: the adaptive throttle (one in flight, :mod:`crawler.throttle`).
         delay_s: minimum seconds between requests to one origin (>= 0); the larger of
             this and the origin's robots.txt ``Crawl-delay`` applies.
         max_crawl_delay_s: a ``Crawl-delay`` above this is capped to it (a site asking
@@ -52,9 +61,10 @@ class Politeness:
             robots.txt is never fetched.
     """
 
-    def __init__(self, per_host: int = 8, delay_s: float = 0.0, max_crawl_delay_s: float = 60.0,
+    def __init__(self, per_host: int | None = None, delay_s: float = 0.0, max_crawl_delay_s: float = 60.0,
                  user_agent: str = "", obey_robots: bool = True) -> None:
         self.per_host = per_host
+        self.adaptive = per_host is None
         self.delay_s = delay_s
         self.max_crawl_delay_s = max_crawl_delay_s
         self.user_agent = user_agent
@@ -65,7 +75,7 @@ class Politeness:
         """The state of ``origin``, created on first use."""
         state = self.hosts.get(origin)
         if state is None:
-            state = self.hosts[origin] = HostState(delay_s=self.delay_s)
+            state = self.hosts[origin] = HostState(delay_s=self.delay_s, floor_s=self.delay_s)
             if not self.obey_robots:
                 self.set_robots(origin, RobotsRules.allow_all())
         return state
@@ -95,7 +105,8 @@ class Politeness:
         state.robots, state.robots_state = rules, ROBOTS_KNOWN
         crawl_delay = rules.crawl_delay(self.user_agent) if self.obey_robots else None
         if crawl_delay:
-            state.delay_s = max(self.delay_s, min(crawl_delay, self.max_crawl_delay_s))
+            state.floor_s = max(self.delay_s, min(crawl_delay, self.max_crawl_delay_s))
+            state.delay_s = max(state.delay_s, state.floor_s)
 
     def allowed(self, origin: str, url: str) -> bool:
         """True if robots.txt of ``origin`` (known) lets ``url`` be fetched."""
@@ -109,10 +120,15 @@ class Politeness:
         state = self.host(origin)
         if state.robots_state != ROBOTS_KNOWN:
             return None
-        cap = 1 if state.delay_s > 0 else self.per_host
-        if state.in_flight >= cap:
+        if state.in_flight >= self.cap(state):
             return None
         return state.next_request_at
+
+    def cap(self, state: HostState) -> int:
+        """Most requests in flight to an origin in ``state``."""
+        if self.adaptive or state.delay_s > 0:
+            return 1
+        return self.per_host
 
     def dispatched(self, origin: str, now: float) -> None:
         """A request to ``origin`` was handed to a fetcher at ``now``."""
@@ -120,10 +136,19 @@ class Politeness:
         state.in_flight += 1
         state.next_request_at = max(state.next_request_at, now)
 
-    def finished(self, origin: str, now: float, pause_s: float | None = None) -> None:
+    def finished(self, origin: str, now: float, pause_s: float | None = None,
+                 latency_s: float | None = None, status: int | None = None) -> None:
         """A request to ``origin`` finished at ``now``. The next one may start after
-        the origin's delay, and not before ``now + pause_s`` (a ``Retry-After``)."""
+        the origin's delay, and not before ``now + pause_s`` (a ``Retry-After``).
+
+        ``latency_s`` (request sent to body read) and ``status`` (``None``: no response)
+        adjust the adaptive delay; without ``latency_s`` (a task taken back, nothing
+        measured) the delay stays as it is.
+        """
         state = self.host(origin)
         state.in_flight = max(0, state.in_flight - 1)
+        if self.adaptive and latency_s is not None:
+            state.delay_s = next_delay(state.delay_s, latency_s, status, state.floor_s,
+                                       max(state.floor_s, self.max_crawl_delay_s))
         state.next_request_at = max(state.next_request_at, now + state.delay_s,
                                     now + (pause_s or 0.0))
