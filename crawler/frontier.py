@@ -6,8 +6,8 @@ for the next URL *of an origin it may send a request to now*
 the others (Mercator's "back queues"). Within an origin the order is breadth-first by
 depth: :meth:`MemoryFrontier.pop` returns a URL of the lowest depth present, so pages
 are fetched in link-distance order even though results come back from many fetchers out
-of order. The interface (push / pop / origins / ``len`` / drain) is all the dispatcher
-uses, so another backend (Redis, disk) is an addition, not a rewrite.
+of order. The interface (push / pop / origins / has_waiting / ``len`` / drain) is all
+the dispatcher uses, so another backend (Redis, disk) is an addition, not a rewrite.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ class Frontier(Protocol):
 
     def origins(self) -> list[str]:
         """The origins with waiting tasks, in the order they first got one."""
+
+    def has_waiting(self, origin: str) -> bool:
+        """True if ``origin`` has a waiting task."""
 
     def __len__(self) -> int:
         """Number of tasks waiting."""
@@ -76,6 +79,10 @@ class MemoryFrontier:
     def origins(self) -> list[str]:
         """The origins with waiting tasks."""
         return list(self._by_origin)
+
+    def has_waiting(self, origin: str) -> bool:
+        """True if ``origin`` has a waiting task."""
+        return origin in self._by_origin
 
     def __len__(self) -> int:
         return self._size
