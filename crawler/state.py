@@ -115,6 +115,10 @@ SCHEMA_VERSION = 1
 APPLICATION_ID = 0x43524C53
 #: Tasks per origin a :class:`DiskFrontier` holds in memory by default.
 DEFAULT_WINDOW = 1000
+#: Tasks a :class:`DiskFrontier` holds in memory over all origins by default (about
+#: 0.5 KB each): the window of each origin shrinks as origins multiply, so memory stays
+#: bounded however many sites a batch crawl has.
+DEFAULT_BUDGET = 50_000
 #: Rows per ``executemany`` call and per page of a streamed read.
 BATCH_ROWS = 1000
 #: SQLite page cache, KiB (the default is 2,000 KiB): fewer reads of index pages when
@@ -785,8 +789,10 @@ class DiskFrontier:
     order of :class:`crawler.frontier.MemoryFrontier` for the same pushes and pops.
 
     Per origin, only a window of the first tasks in (depth, seq) order is in memory, at
-    most ``window`` of them: rows read into it get ``loaded = 1`` so they are not read
-    twice, and when the window is empty the next ``window`` rows are read (one query).
+    most ``window`` of them, and fewer when many origins wait: ``budget`` tasks in all
+    are shared among the origins with waiting tasks (each keeps at least one). Rows read
+    into a window get ``loaded = 1`` so they are not read twice, and when a window is
+    empty the next rows are read (one query).
     A push writes its row and enters the window only if it belongs there (a lower depth
     than the window's last task, or nothing on disk and room left); if that overfills
     the window, its last task goes back to disk. Memory is thus about ``window`` tasks
@@ -813,9 +819,10 @@ class DiskFrontier:
             :meth:`origins` are right at once. Call :meth:`StateStore.reset_for_resume`
             first to take back what was in flight.
         window: tasks per origin held in memory, at least 1.
+        budget: tasks held in memory over all origins, at least 1.
 
     Raises:
-        ValueError: ``window`` < 1, or ``store`` already has a DiskFrontier.
+        ValueError: ``window`` or ``budget`` < 1, or ``store`` already has a DiskFrontier.
         StateError: the store cannot be read.
 
     Costs at 1M tasks, commit every 1,000 operations included: push 44 us (31 us at
@@ -824,13 +831,16 @@ class DiskFrontier:
     docstring).
     """
 
-    def __init__(self, store: StateStore, window: int = DEFAULT_WINDOW) -> None:
-        if window < 1:
-            raise ValueError(f"window must be at least 1, got {window}")
+    def __init__(self, store: StateStore, window: int = DEFAULT_WINDOW,
+                 budget: int = DEFAULT_BUDGET) -> None:
+        if window < 1 or budget < 1:
+            raise ValueError(f"window and budget must be at least 1, got {window}, {budget}")
         self.store = store
         self.window = window
+        self.budget = budget
         self._origins: dict[str, _Origin] = {}
         self._size = 0
+        self._in_memory = 0  # tasks in the windows of every origin
         for origin, depths in store._attach(self).items():
             entry = self._origins[origin] = _Origin()
             entry.depths = depths
@@ -855,19 +865,22 @@ class DiskFrontier:
                 entry = self._origins[origin] = _Origin()
             heapq.heappush(entry.extras, (task.depth, seq, task))
         else:
+            limit = self._origin_window(entry is None)
             if entry is None:
                 into_window = True
             elif entry.window_len and task.depth < max(entry.window):
                 into_window = True  # before the window's last task: it must be in it
             else:
-                into_window = not entry.unloaded and entry.window_len < self.window
+                into_window = (not entry.unloaded and entry.window_len < limit
+                               and self._in_memory < self.budget)
             seq = self.store._push_row(task, origin, into_window)
             if entry is None:
                 entry = self._origins[origin] = _Origin()
             if into_window:
                 entry.window.setdefault(task.depth, collections.deque()).append((seq, task))
                 entry.window_len += 1
-                if entry.window_len > self.window:
+                self._in_memory += 1
+                if entry.window_len > limit or (entry.window_len > 1 and self._in_memory > self.budget):
                     self._evict(entry)
             else:
                 entry.unloaded += 1
@@ -884,9 +897,16 @@ class DiskFrontier:
             del entry.window[depth]
         entry.window_len -= 1
         entry.unloaded += 1
+        self._in_memory -= 1
+
+    def _origin_window(self, new_origin: bool = False) -> int:
+        """The window of one origin now: ``window``, or its share of ``budget`` among the
+        origins with waiting tasks, at least 1."""
+        origins = len(self._origins) + new_origin
+        return max(1, min(self.window, self.budget // max(1, origins)))
 
     def _refill(self, origin: str, entry: _Origin) -> None:
-        want = min(self.window, entry.unloaded)
+        want = min(self._origin_window(), entry.unloaded)
         rows = self.store._load_rows(origin, want)
         if len(rows) != want:
             raise StateError(f"{self.store.path}: {origin} should have {want} waiting rows on disk,"
@@ -896,6 +916,7 @@ class DiskFrontier:
             entry.window.setdefault(depth, collections.deque()).append((seq, task))
         entry.window_len += want
         entry.unloaded -= want
+        self._in_memory += want
 
     def pop(self, origin: str | None = None) -> FetchTask:
         """Remove and return the oldest task of the lowest depth of ``origin`` (or, for
@@ -927,6 +948,7 @@ class DiskFrontier:
             if not bucket:
                 del entry.window[depth]
             entry.window_len -= 1
+            self._in_memory -= 1
         else:
             depth, seq, task = heapq.heappop(entry.extras)
         left = entry.depths[depth] - 1
@@ -943,6 +965,10 @@ class DiskFrontier:
         """The origins with waiting tasks, in the order they first got one (after a
         resume: in the order of their oldest waiting row)."""
         return list(self._origins)
+
+    def has_waiting(self, origin: str) -> bool:
+        """True if ``origin`` has a waiting task (in memory or on disk)."""
+        return origin in self._origins
 
     def __len__(self) -> int:
         """Tasks waiting, in memory and on disk."""

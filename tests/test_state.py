@@ -346,12 +346,24 @@ def test_the_window_stays_bounded(store):
     assert store.counts() == zero(in_flight=200)
 
 
-def _random_run(seed: int, window: int, store: StateStore) -> None:
+def test_the_budget_bounds_memory_over_many_origins(store):
+    frontier = DiskFrontier(store, window=1000, budget=60)
+    origins = 40
+    for i in range(2000):
+        frontier.push(page(f"u{i}", i % 3, host=f"h{i % origins}.example"))
+        assert loaded_rows_of(store) <= 60 + origins
+    assert frontier._in_memory == loaded_rows_of(store)
+    order = [task.url for task in frontier.drain()]
+    assert len(order) == len(set(order)) == 2000
+    assert frontier._in_memory == loaded_rows_of(store) == 0
+
+
+def _random_run(seed: int, window: int, store: StateStore, budget: int = state_module.DEFAULT_BUDGET) -> None:
     """Random pushes and pops (of an origin or any), push-backs of popped tasks with a
     new attempt, sitemap tasks and commits, on a DiskFrontier and a MemoryFrontier:
     the same tasks must come out in the same order."""
     rng = random.Random(seed)
-    disk, memory = DiskFrontier(store, window=window), MemoryFrontier()
+    disk, memory = DiskFrontier(store, window=window, budget=budget), MemoryFrontier()
     hosts = ["h0.example", "h1.example", "h2.example", "h3.example:8080"]
     popped: list[FetchTask] = []
     out_disk, out_memory = [], []
@@ -400,6 +412,11 @@ def _random_run(seed: int, window: int, store: StateStore) -> None:
 @pytest.mark.parametrize("seed", range(4))
 def test_same_order_as_memory_frontier_for_random_interleavings(store, seed, window):
     _random_run(seed * 100 + window, window, store)
+
+
+@pytest.mark.parametrize("budget", [1, 5])
+def test_same_order_as_memory_frontier_under_a_small_budget(store, budget):
+    _random_run(budget, 20, store, budget=budget)
 
 
 def test_sitemap_tasks_are_ordered_but_not_stored(path):
