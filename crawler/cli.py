@@ -78,6 +78,9 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
                    help="follow links at most this far from the seed (default: no limit)")
     p.add_argument("--max-pages", type=_positive_int, default=None,
                    help="fetch at most this many URLs, exactly (default: no limit)")
+    p.add_argument("--max-pages-per-site", type=_positive_int, default=None, metavar="N",
+                   help="fetch at most N URLs of each site (origin), exactly, over every run of "
+                        "the crawl (default: no limit)")
     p.add_argument("--allow-domain", action="append", default=[], metavar="HOST",
                    help="also crawl this host, on any port; '.example.org' admits its subdomains (repeatable; default: only the seeds' sites)")
     p.add_argument("--include", action="append", default=[], metavar="REGEX",
@@ -102,11 +105,13 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
                    help="seconds between progress lines on stderr (default: %(default)s)")
     p.add_argument("--ignore-robots", action="store_true",
                    help="do not fetch or honour robots.txt (default: honour it, RFC 9309)")
-    p.add_argument("--per-host", type=_positive_int, default=8,
-                   help="most requests in flight to one host (default: %(default)s)")
+    p.add_argument("--per-host", type=_positive_int, default=None,
+                   help="fixed politeness: at most N requests in flight to one host, spaced only by "
+                        "--delay or Crawl-delay (default: adaptive, one request at a time and a delay "
+                        "that follows the host's response time)")
     p.add_argument("--delay", type=_non_negative_float, default=0.0,
-                   help="seconds between requests to one host; a larger robots.txt Crawl-delay "
-                        "(capped at 60 s) wins "
+                   help="seconds between the end of one request to a host and the start of the next, "
+                        "at least; a larger robots.txt Crawl-delay (capped at 60 s) wins "
                         "(default: %(default)s)")
     p.add_argument("--retries", type=_non_negative_int, default=2,
                    help="retries of a timeout, connection error, incomplete body, 408, 429, 500, "
@@ -158,7 +163,8 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
     return CrawlConfig(
         seeds=tuple(dict.fromkeys(seeds)), out_dir=args.out, workers=args.workers,
         threads=args.threads, queue_size=args.queue_size, max_depth=args.max_depth,
-        max_pages=args.max_pages, allow_domains=tuple(args.allow_domain),
+        max_pages=args.max_pages, max_pages_per_site=args.max_pages_per_site,
+        allow_domains=tuple(args.allow_domain),
         include=tuple(args.include), exclude=tuple(args.exclude),
         connect_timeout_s=args.connect_timeout, read_timeout_s=args.read_timeout,
         total_timeout_s=args.total_timeout, max_body_bytes=args.max_bytes,

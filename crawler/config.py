@@ -39,7 +39,7 @@ MODES = ("crawl", "map")
 #: Default most uncompressed bytes of one page-record shard (``pages-NN-SSSSS.jsonl``).
 #: Measured with bench/shards.py on python3.11-doc records (38 KB each): about 3,500
 #: records a shard, compressed in 0.6 s (zstd, 227 MiB/s) or 5.7 s (gzip, 22 MiB/s) on 2
-#: busy cores: under the 10 s a stopping fetcher is given (dispatcher.JOIN_TIMEOUT_S),
+#: busy cores: under the 10 s a stopping fetcher is given (pool.JOIN_TIMEOUT_S),
 #: where 256 MiB of gzip (11.5 s) is not; 100,000 such pages make about 30 shards.
 DEFAULT_SHARD_BYTES = 128 * 2 ** 20
 MAX_SHARD_BYTES = 2 ** 40
@@ -86,9 +86,19 @@ class CrawlConfig:
             live tqdm bar: the command line's choice on a terminal) or ``"off"``.
         obey_robots: fetch and honour each origin's robots.txt (RFC 9309) before any
             page of it; ``False`` is ``--ignore-robots``.
-        per_host: most requests in flight to one origin (Scrapy's default is 8 too).
+        per_host: ``None`` (the default): the adaptive throttle, one request in flight
+            per origin and a delay that follows its response time
+            (:mod:`crawler.throttle`); a number: at most that many in flight per origin
+            and only the fixed ``delay_s`` (``--per-host N``).
         delay_s: minimum seconds between the end of one request to an origin and the
-            start of the next; 0 means none. A larger ``Crawl-delay`` wins.
+            start of the next; 0 means none. A larger ``Crawl-delay`` wins. With the
+            adaptive throttle it is the delay's floor.
+        max_pages_per_site: exact cap on URLs fetched per origin, over every run of the
+            crawl (as ``max_pages``, redirects count); the rest of the origin's URLs are
+            skipped (``max-pages-per-site``); ``None``: unlimited.
+        stall_s: seconds without progress, while work waits, after which the dispatcher
+            logs what waits, what is in flight and what each fetcher holds
+            (:mod:`crawler.watchdog`).
         max_crawl_delay_s: cap on a robots.txt ``Crawl-delay``.
         retries: further attempts after a transient failure (timeout, connection
             error, 408, 429, 500, 502, 503, 504); 0 disables retrying.
@@ -147,8 +157,10 @@ class CrawlConfig:
     progress_interval_s: float = 5.0
     progress: str = "log"
     obey_robots: bool = True
-    per_host: int = 8
+    per_host: int | None = None
     delay_s: float = 0.0
+    max_pages_per_site: int | None = None
+    stall_s: float = 60.0
     max_crawl_delay_s: float = 60.0
     retries: int = 2
     retry_base_s: float = 1.0
@@ -186,7 +198,8 @@ class CrawlConfig:
             raise ConfigError("at least one seed URL is required")
         for name, top in (("workers", MAX_WORKERS), ("threads", MAX_THREADS),
                           ("max_redirects", MAX_REDIRECTS), ("queue_size", MAX_QUEUE_SIZE),
-                          ("max_pages", None), ("max_body_bytes", MAX_BODY_BYTES),
+                          ("max_pages", None), ("max_pages_per_site", None),
+                          ("max_body_bytes", MAX_BODY_BYTES),
                           ("per_host", MAX_THREADS), ("max_url_length", None),
                           ("max_memory_bytes", None),
                           ("max_query_variants", None)):
@@ -205,7 +218,7 @@ class CrawlConfig:
                            ("retry_cap_s", "retry_cap_s")):
             if not 0 <= getattr(self, name) <= MAX_TIMEOUT_S:
                 raise ConfigError(f"{flag} must be from 0 to {MAX_TIMEOUT_S:g} s")
-        for name in ("connect_timeout_s", "read_timeout_s", "total_timeout_s"):
+        for name in ("connect_timeout_s", "read_timeout_s", "total_timeout_s", "stall_s"):
             if not 0 < getattr(self, name) <= MAX_TIMEOUT_S:
                 raise ConfigError(f"{name} must be more than 0 and at most {MAX_TIMEOUT_S:g} s")
         if self.shards < 1 or self.shards & (self.shards - 1) or self.shards > MAX_SHARDS:

@@ -1,7 +1,9 @@
 """The only things that cross a process boundary: small, frozen, picklable messages.
 
 Dispatcher -> fetchers (task queue): :class:`FetchTask`, or :data:`STOP`.
-Fetchers -> dispatcher (result pipes): one :class:`TaskDone` per task. Page bodies and
+Fetchers -> dispatcher (result pipes): one :class:`TaskDone` per task, preceded by an
+:class:`Exchanged` for a page whose parsing and conversion follow its download (its
+origin may take the next request meanwhile). Page bodies and
 Markdown never cross a queue: fetchers write them to disk. The one body that does is a
 robots.txt (at most :data:`crawler.robots.ROBOTS_MAX_BYTES`, once per origin): the
 dispatcher enforces politeness, so it parses it.
@@ -104,6 +106,9 @@ class TaskDone:
         content: ``(fingerprint, simhash)`` (two unsigned 64-bit ints) of a :data:`PAGE`
             whose Markdown was registered in the visited table's content registry, kept
             in the state store so that a resumed crawl registers it again; else ``None``.
+        latency_s: seconds from the first request sent to the last body read, over the
+            task's HTTP exchanges (the adaptive throttle's input); ``None`` when no
+            request was sent.
     """
 
     worker_id: int
@@ -120,3 +125,23 @@ class TaskDone:
     sitemaps: tuple[str, ...] = ()
     near_duplicate: bool = False
     content: tuple[int, int] | None = None
+    latency_s: float | None = None
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Exchanged:
+    """The HTTP exchange of a page task is over (body read); its parsing and conversion
+    follow, and its :class:`TaskDone` comes after them. Politeness counts the exchange
+    only, so the dispatcher lets the origin take its next request from here.
+
+    Attributes:
+        worker_id: the fetcher process.
+        url: the task's URL (a :data:`KIND_PAGE` task).
+        latency_s: as :attr:`TaskDone.latency_s`.
+        status: the final response's HTTP status.
+    """
+
+    worker_id: int
+    url: str
+    latency_s: float
+    status: int

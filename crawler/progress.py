@@ -34,6 +34,8 @@ class ProgressStats:
     in_flight: int
     rss_bytes: int
     elapsed_s: float
+    sites_done: int = 0
+    sites: int = 0
 
 
 class Progress:
@@ -82,26 +84,31 @@ class Progress:
             self._bar.n = stats.done
             self._bar.set_postfix_str(
                 f"pages {stats.pages} | failed {stats.failed} | frontier {stats.frontier} | "
-                f"in flight {stats.in_flight} | {memory:.0f} MiB", refresh=False)
+                f"in flight {stats.in_flight} | {_sites(stats)}{memory:.0f} MiB", refresh=False)
             self._bar.refresh()
         elif self.mode == "log" and self.total is not None:
             rate = (stats.done - self.initial) / max(stats.elapsed_s, 1e-9)
             left = max(self.total - stats.done, 0)
             eta = f"ETA {left / rate:.0f} s" if rate > 0 else "ETA unknown"
-            log.info("done %d/%d (pages %d, failed %d) | frontier %d | in flight %d | %.1f URLs/s | "
+            log.info("done %d/%d (pages %d, failed %d) | frontier %d | in flight %d | %s%.1f URLs/s | "
                      "%s | memory %.0f MiB", stats.done, self.total, stats.pages, stats.failed,
-                     stats.frontier, stats.in_flight, rate, eta, memory)
+                     stats.frontier, stats.in_flight, _sites(stats), rate, eta, memory)
         elif self.mode == "log":
             rate = (stats.done - self.initial) / max(stats.elapsed_s, 1e-9)
-            log.info("done %d (pages %d, failed %d) | frontier %d | in flight %d | %.1f URLs/s | "
+            log.info("done %d (pages %d, failed %d) | frontier %d | in flight %d | %s%.1f URLs/s | "
                      "memory %.0f MiB", stats.done, stats.pages, stats.failed, stats.frontier,
-                     stats.in_flight, rate, memory)
+                     stats.in_flight, _sites(stats), rate, memory)
 
     def close(self) -> None:
         """Finish the bar (leaves its last state on the terminal)."""
         if self._bar is not None:
             self._bar.close()
             self._bar = None
+
+
+def _sites(stats: ProgressStats) -> str:
+    """``sites D/K | `` (origins done of those known) when the crawl has several."""
+    return f"sites {stats.sites_done}/{stats.sites} | " if stats.sites > 1 else ""
 
 
 def summary_table(summary: dict) -> str:

@@ -7,6 +7,8 @@ dispatcher decides *when* (it holds the task until then, so no fetcher thread sl
 from __future__ import annotations
 
 import email.utils
+import heapq
+import itertools
 import random
 
 #: HTTP statuses worth another attempt: 408 Request Timeout, 429 Too Many Requests,
@@ -71,3 +73,44 @@ def backoff_s(attempt: int, base_s: float, cap_s: float, rng: random.Random | No
     """
     rng = rng or random
     return min(cap_s, base_s * (2 ** min(attempt, 30))) * (0.5 + rng.random())
+
+
+class RetryQueue:
+    """Tasks waiting for their next attempt, by the monotonic time it is due.
+
+    The dispatcher holds them here, not in a sleeping fetcher thread, and puts each back
+    on the frontier once due, where it passes the same capacity gate and politeness as
+    any task. O(log n) push and pop.
+    """
+
+    def __init__(self) -> None:
+        self._heap: list[tuple[float, int, object]] = []  # (due, seq, task)
+        self._seq = itertools.count()
+
+    def push(self, task, due: float) -> None:
+        """Hold ``task`` until ``due`` (monotonic seconds)."""
+        heapq.heappush(self._heap, (due, next(self._seq), task))
+
+    def pop_due(self, now: float) -> list:
+        """Remove and return the tasks due at ``now``, earliest first."""
+        due = []
+        while self._heap and self._heap[0][0] <= now:
+            due.append(heapq.heappop(self._heap)[2])
+        return due
+
+    def next_due(self) -> float | None:
+        """When the earliest task is due, or ``None`` if none waits."""
+        return self._heap[0][0] if self._heap else None
+
+    def tasks(self) -> list:
+        """The tasks waiting, in no particular order (a report)."""
+        return [entry[2] for entry in self._heap]
+
+    def drain(self) -> list:
+        """Remove and return every task (a stop: they go back to the frontier)."""
+        tasks = [entry[2] for entry in sorted(self._heap)]
+        self._heap.clear()
+        return tasks
+
+    def __len__(self) -> int:
+        return len(self._heap)

@@ -36,8 +36,8 @@ from crawler.graph import LINK, REDIRECT as REDIRECT_EDGE
 from crawler.markdown import to_markdown
 from crawler.probe import body_needed, head_decides, probably_not_html
 from crawler.messages import (
-    CRASHED, DEFERRED, FAILED, KIND_FAIL, KIND_ROBOTS, KIND_SITEMAP, NON_HTML, PAGE, REDIRECT, RETRY, ROBOTS, SITEMAP,
-    STOP, FetchTask, TaskDone)
+    CRASHED, DEFERRED, FAILED, KIND_FAIL, KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, NON_HTML, PAGE, REDIRECT, RETRY,
+    ROBOTS, SITEMAP, STOP, Exchanged, FetchTask, TaskDone)
 from crawler.neardup import simhash
 from crawler.retry import is_transient, parse_retry_after
 from crawler.robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, origin_of, robots_url
@@ -91,9 +91,11 @@ class PageProcessor:
         config: the crawl's :class:`crawler.config.CrawlConfig`.
         table: the visited table (a proxy, or a local table in tests).
         writer: this process's :class:`crawler.store.RecordWriter`.
+        notify: called with an :class:`crawler.messages.Exchanged` once a page's body
+            is read, before it is parsed (the result pipe's sender); ``None``: not told.
     """
 
-    def __init__(self, worker_id: int, config, table, writer: RecordWriter) -> None:
+    def __init__(self, worker_id: int, config, table, writer: RecordWriter, notify=None) -> None:
         self.worker_id = worker_id
         self.config = config
         self.table = table
@@ -104,24 +106,34 @@ class PageProcessor:
         # of that origin already queued are sent back unrequested until then
         self.paused: dict[str, float] = {}
         self.mapping = config.mode == "map"
+        self.notify = notify
 
     def run(self, task: FetchTask, client: HttpClient) -> TaskDone:
-        """Fetch ``task`` and settle it; never raises for a bad page or server.
+        """Fetch ``task`` and settle it; never raises for a bad page or server. The
+        result carries the exchange's :attr:`TaskDone.latency_s`.
 
         A transient failure (:func:`crawler.retry.is_transient`) before the last
         attempt returns :data:`RETRY` with nothing written: the URL stays in flight
         and the dispatcher schedules the next attempt.
         """
-        if task.kind == KIND_ROBOTS:
-            return self._robots(task, client)
-        if task.kind == KIND_SITEMAP:
-            return self._sitemap(task, client)
         if task.kind == KIND_FAIL:
             return self._fail(task, CRASHED, None)
         origin = origin_of(task.url)
         wait = self.paused.get(origin, 0.0) - time.monotonic()
-        if wait > 0:
+        if task.kind == KIND_PAGE and wait > 0:
             return TaskDone(self.worker_id, task.url, RETRY, None, DEFERRED, retry_after_s=wait)
+        started = time.monotonic()
+        done = self._run(task, client, started)
+        if done.latency_s is None:
+            done = dataclasses.replace(done, latency_s=time.monotonic() - started)
+        return done
+
+    def _run(self, task: FetchTask, client: HttpClient, started: float) -> TaskDone:
+        if task.kind == KIND_ROBOTS:
+            return self._robots(task, client)
+        if task.kind == KIND_SITEMAP:
+            return self._sitemap(task, client)
+        origin = origin_of(task.url)
         try:
             response = self._map_get(task, client) if self.mapping else self._get(task, client)
         except FetchError as exc:
@@ -143,7 +155,10 @@ class PageProcessor:
             return self._fail(task, reason, response)
         if not is_html_response(response.content_type, response.body):
             return self._finish(task, NON_HTML, response, self._map_fields(NON_HTML, response), ())
-        return self._page(task, response)
+        latency = time.monotonic() - started
+        if self.notify is not None:  # the origin is free while the page is parsed
+            self.notify(Exchanged(self.worker_id, task.url, latency, response.status))
+        return dataclasses.replace(self._page(task, response), latency_s=latency)
 
     def _robots(self, task: FetchTask, client: HttpClient) -> TaskDone:
         """Fetch the robots.txt of the origin ``task.url``, following up to five
@@ -387,7 +402,7 @@ class ResultSender:
             self._connection.send(message)
 
 
-def fetcher_main(worker_id: int, config, tasks, results, table) -> None:
+def fetcher_main(worker_id: int, config, tasks, results, table, parent_pid: int | None = None) -> None:
     """Entry point of a fetcher process (module level, so every start method can run it).
 
     Args:
@@ -396,12 +411,13 @@ def fetcher_main(worker_id: int, config, tasks, results, table) -> None:
         tasks: the bounded task queue (:class:`FetchTask` or :data:`STOP`).
         results: write end of this fetcher's result pipe (:class:`TaskDone` messages).
         table: proxy of the manager-hosted visited table.
+        parent_pid: the dispatcher's process id.
     """
     child_signals()  # SIGINT and SIGTERM are the dispatcher's: ignored here
     writer = RecordWriter(config.out_dir, worker_id, config.shard_bytes, config.compress)
     warc = WarcWriter.from_config(config, worker_id) if config.warc else None
-    processor = PageProcessor(worker_id, config, table, writer)
     sender = ResultSender(results)
+    processor = PageProcessor(worker_id, config, table, writer, sender.put)
     threads = [threading.Thread(target=_thread_loop, args=(processor, tasks, sender, warc),
                                 name=f"fetcher-{worker_id}-{n}", daemon=True)
                for n in range(config.threads)]
