@@ -49,6 +49,7 @@ import heapq
 import itertools
 import logging
 import multiprocessing.connection
+import os
 import queue
 import random
 import time
@@ -217,8 +218,8 @@ class Dispatcher:
         tasks = self.ctx.Queue(self._queue_bound)
         process = self.ctx.Process(
             target=fetcher_main, name=f"crawler-fetcher-{worker_id}",
-            args=(worker_id, self.config, tasks, writer, self.table),
-            daemon=True)  # if this process dies, multiprocessing's exit hook ends them
+            args=(worker_id, self.config, tasks, writer, self.table, os.getpid()),
+            daemon=True)  # exit hook ends them; if this process is SIGKILLed, their lifeline does
         process.start()
         self.monitor.set_role(process.pid, "fetcher")
         writer.close()  # the fetcher holds the only write end: its death is an EOF here

@@ -33,6 +33,7 @@ from crawler.decode import decode_html, is_html_response
 from crawler.extract import effective_base, extract, link_targets
 from crawler.fetch import FetchError, HttpClient, Response
 from crawler.graph import LINK, REDIRECT as REDIRECT_EDGE
+from crawler.lifeline import watch_parent
 from crawler.markdown import to_markdown
 from crawler.probe import body_needed, head_decides, probably_not_html
 from crawler.messages import (
@@ -387,7 +388,7 @@ class ResultSender:
             self._connection.send(message)
 
 
-def fetcher_main(worker_id: int, config, tasks, results, table) -> None:
+def fetcher_main(worker_id: int, config, tasks, results, table, dispatcher_pid: int) -> None:
     """Entry point of a fetcher process (module level, so every start method can run it).
 
     Args:
@@ -396,8 +397,11 @@ def fetcher_main(worker_id: int, config, tasks, results, table) -> None:
         tasks: the bounded task queue (:class:`FetchTask` or :data:`STOP`).
         results: write end of this fetcher's result pipe (:class:`TaskDone` messages).
         table: proxy of the manager-hosted visited table.
+        dispatcher_pid: the dispatcher's pid: this process exits at once when it is
+            gone (:func:`crawler.lifeline.watch_parent`).
     """
     child_signals()  # SIGINT and SIGTERM are the dispatcher's: ignored here
+    watch_parent(dispatcher_pid)  # a SIGKILLed dispatcher must not leave this running
     writer = RecordWriter(config.out_dir, worker_id, config.shard_bytes, config.compress)
     warc = WarcWriter.from_config(config, worker_id) if config.warc else None
     processor = PageProcessor(worker_id, config, table, writer)
