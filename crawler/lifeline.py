@@ -14,16 +14,16 @@ Why not what the standard library offers (checked on Linux 6.18, CPython 3.11):
 
 * ``os.getppid()`` (or ``prctl(PR_SET_PDEATHSIG)``) follows the OS parent. Under
   forkserver that is the fork server, not the dispatcher: a fetcher's ``getppid()`` is
-  the fork server's pid, which outlives the dispatcher as long as any of its children
-  holds the fork server's "alive" pipe, i.e. for ever. (PR_SET_PDEATHSIG also fires when
-  the parent *thread* that forked the child exits, not the parent process.)
+  the fork server's pid, and the fork server lives on while any child holds its
+  "alive" pipe. (prctl(2): PR_SET_PDEATHSIG also fires when the parent *thread* that
+  forked the child exits.)
 * ``multiprocessing.parent_process().sentinel`` is the read end of a pipe whose write
   end the parent holds. Under fork, every child forked later inherits that write end
-  too (``os.fork`` copies every descriptor, inheritable or not): with the dispatcher
-  SIGKILLed, the first child's sentinel stayed unreadable for as long as a later
-  sibling lived (3 s, the whole wait; the manager is forked first, so every fetcher
-  holds its sentinel open). Under spawn and forkserver the sentinel did become readable
-  (0.4 s), because the write end is not inheritable and is never passed on.
+  too (``os.fork`` copies every descriptor, inheritable or not): with the parent
+  SIGKILLed, its first child's sentinel stayed unreadable while a later sibling lived
+  (3 s, the whole wait). The manager is forked first, so every fetcher would hold its
+  sentinel open. Under spawn and forkserver the sentinel became readable as the parent
+  died, the write end being neither inheritable nor passed on.
 
 So the lifeline waits on the dispatcher's pid itself. On Linux 5.3 and later
 ``os.pidfd_open(pid)`` gives a descriptor that ``poll`` reports readable once the
