@@ -21,9 +21,11 @@ States are stored as small ints (cached objects, no per-entry allocation beyond 
 
 from __future__ import annotations
 
+import os
 import threading
 from multiprocessing.managers import BaseManager, BaseProxy
 
+from crawler.lifeline import watch_parent
 from crawler.neardup import NearDuplicateIndex
 from crawler.signals import child_signals
 from crawler.urlnorm import fingerprint
@@ -286,14 +288,25 @@ class VisitedProxy(BaseProxy):
 
 class VisitedManager(BaseManager):
     """Manager process hosting visited tables: ``manager.VisitedTable(shards)`` returns a
-    :class:`VisitedProxy`. Start it with :func:`start_manager` so it ignores Ctrl-C."""
+    :class:`VisitedProxy`. Start it with :func:`start_manager` so it ignores Ctrl-C and
+    exits when the process that started it is gone."""
 
 
 VisitedManager.register("VisitedTable", VisitedTable, proxytype=VisitedProxy)
 
 
 def start_manager(ctx) -> VisitedManager:
-    """Start a :class:`VisitedManager` with the multiprocessing context ``ctx``."""
+    """Start a :class:`VisitedManager` with the multiprocessing context ``ctx``; its
+    process exits at once when this one is gone (a SIGKILLed dispatcher)."""
     manager = VisitedManager(ctx=ctx)
-    manager.start(initializer=child_signals)
+    # BaseManager runs the initializer in the server process, before it serves, under
+    # every start method (checked: fork, spawn and forkserver)
+    manager.start(initializer=_manager_process_init, initargs=(os.getpid(),))
     return manager
+
+
+def _manager_process_init(owner_pid: int) -> None:
+    """First thing in the manager process: the signals are the owner's, and its death
+    is this process's end."""
+    child_signals()
+    watch_parent(owner_pid)

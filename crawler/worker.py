@@ -23,6 +23,7 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import logging
+import os
 import threading
 import time
 
@@ -33,6 +34,7 @@ from crawler.decode import decode_html, is_html_response
 from crawler.extract import effective_base, extract, link_targets
 from crawler.fetch import FetchError, HttpClient, Response
 from crawler.graph import LINK, REDIRECT as REDIRECT_EDGE
+from crawler.lifeline import PARENT_DIED_EXIT_CODE, watch_parent
 from crawler.markdown import to_markdown
 from crawler.probe import body_needed, head_decides, probably_not_html
 from crawler.messages import (
@@ -396,13 +398,18 @@ class ResultSender:
         self._connection = connection
         self._lock = threading.Lock()
 
-    def put(self, message: TaskDone) -> None:
-        """Send one result to the dispatcher (blocks while the pipe is full)."""
+    def put(self, message) -> None:
+        """Send one message to the dispatcher (blocks while the pipe is full). A closed
+        pipe means the dispatcher is gone: this process ends at once, as its lifeline
+        would a moment later (:mod:`crawler.lifeline`), without a traceback per thread."""
         with self._lock:
-            self._connection.send(message)
+            try:
+                self._connection.send(message)
+            except (BrokenPipeError, ConnectionResetError):
+                os._exit(PARENT_DIED_EXIT_CODE)
 
 
-def fetcher_main(worker_id: int, config, tasks, results, table, parent_pid: int | None = None) -> None:
+def fetcher_main(worker_id: int, config, tasks, results, table, dispatcher_pid: int) -> None:
     """Entry point of a fetcher process (module level, so every start method can run it).
 
     Args:
@@ -411,9 +418,11 @@ def fetcher_main(worker_id: int, config, tasks, results, table, parent_pid: int 
         tasks: the bounded task queue (:class:`FetchTask` or :data:`STOP`).
         results: write end of this fetcher's result pipe (:class:`TaskDone` messages).
         table: proxy of the manager-hosted visited table.
-        parent_pid: the dispatcher's process id.
+        dispatcher_pid: the dispatcher's pid: this process exits at once when it is
+            gone (:func:`crawler.lifeline.watch_parent`).
     """
     child_signals()  # SIGINT and SIGTERM are the dispatcher's: ignored here
+    watch_parent(dispatcher_pid)  # a SIGKILLed dispatcher must not leave this running
     writer = RecordWriter(config.out_dir, worker_id, config.shard_bytes, config.compress)
     warc = WarcWriter.from_config(config, worker_id) if config.warc else None
     sender = ResultSender(results)
