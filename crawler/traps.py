@@ -10,12 +10,14 @@ The anchors are Heritrix's ``PathologicalPathDecideRule`` (reject when a run of
 segments repeats more than 2 times in a row: regex ``.*?/(.*?/)\\1{2,}.*``),
 ``TooManyPathSegmentsDecideRule`` (reject more than 20 ``/`` in the path) and Apache
 Nutch's default URL filter (reject ``(/[^/]+)/[^/]+\\1/[^/]+\\1/``: a segment at every
-other position three times). :func:`trap_reason` with the defaults rejects every path
-those three reject; it looks at the path only, where they match the whole URL (so
-``http://a/a/a/``, a host name repeated as the first segments, or a query holding
-``x/x/x/`` is theirs alone). Session ids, the third trap of that kind, are removed earlier, by
-the normalizer (:func:`crawler.urlnorm.strip_path_session_ids`); a query that varies
-without end is the dispatcher's ``max_query_variants``.
+other position three times). :func:`trap_reason` with the defaults of
+:mod:`crawler.config` (2 and 20) rejects every path those three reject. It looks at the
+path only, where they match the whole URL: ``http://a/a/a/`` (a host name repeated as
+the first segments) or a query holding ``x/x/x/`` is rejected by them alone.
+
+The third trap of that site, a fresh session id in every link, is the normalizer's
+(:func:`crawler.urlnorm.strip_path_session_ids`, ``strip_query_session_ids``); a query
+that varies without end is the dispatcher's ``max_query_variants``.
 """
 
 from __future__ import annotations
@@ -66,17 +68,16 @@ def has_repeated_segments(segments: list[str], max_repeats: int) -> bool:
     return False
 
 
-def trap_reason(url: str, max_path_repeats: int | None = 2,
-                max_path_segments: int | None = 20) -> str | None:
+def trap_reason(url: str, max_path_repeats: int | None, max_path_segments: int | None) -> str | None:
     """Why ``url`` (normalized) looks like a crawler trap, or ``None``.
 
     Args:
         url: a normalized URL (:func:`crawler.urlnorm.normalize`).
         max_path_repeats: most times a segment (or a run of segments) may repeat in a
             row, or one segment at alternate positions (:func:`has_repeated_segments`);
-            ``None``: no limit.
+            ``None``: no limit. The default, 2, is in :mod:`crawler.config`.
         max_path_segments: most path segments (``/`` in the path, as Heritrix counts);
-            ``None``: no limit.
+            ``None``: no limit. The default, 20, is in :mod:`crawler.config`.
 
     Returns:
         :data:`TOO_MANY_PATH_SEGMENTS` (checked first: it bounds the cost of the other
