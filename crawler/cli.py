@@ -18,7 +18,7 @@ import sys
 
 from crawler import __version__
 from crawler.config import DEFAULT_SHARDS, DEFAULT_THREADS, MODES, CrawlConfig, default_workers
-from crawler.config import DEFAULT_SHARD_BYTES
+from crawler.config import DEFAULT_MAX_PATH_REPEATS, DEFAULT_MAX_PATH_SEGMENTS, DEFAULT_SHARD_BYTES
 from crawler.errors import ConfigError, CrawlerError
 from crawler.shards import COMPRESSIONS
 from crawler.signals import StopOnSignal
@@ -123,6 +123,13 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
                    help="skip URLs longer than this (default: %(default)s)")
     p.add_argument("--max-query-variants", type=_positive_int, default=1000,
                    help="most URLs with a query per path, against calendar traps (default: %(default)s)")
+    p.add_argument("--max-path-repeats", type=_positive_int, default=DEFAULT_MAX_PATH_REPEATS,
+                   metavar="N", help="skip URLs whose path repeats a segment more than N times in "
+                                     "a row, or at every other position: /docs/docs/docs/ "
+                                     "(default: %(default)s)")
+    p.add_argument("--max-path-segments", type=_positive_int, default=DEFAULT_MAX_PATH_SEGMENTS,
+                   metavar="N", help="skip URLs whose path has more than N segments "
+                                     "(default: %(default)s)")
     p.add_argument("--sitemaps", action="store_true",
                    help="also start from the seed hosts' sitemaps (robots.txt Sitemap: lines, "
                         "else /sitemap.xml; gzip and indexes read), in scope only (default: off)")
@@ -173,6 +180,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         obey_robots=not args.ignore_robots, per_host=args.per_host, delay_s=args.delay,
         retries=args.retries, max_retry_wait_s=args.max_retry_wait,
         max_url_length=args.max_url_length, max_query_variants=args.max_query_variants,
+        max_path_repeats=args.max_path_repeats, max_path_segments=args.max_path_segments,
         sitemaps=args.sitemaps, restart=args.restart, mode=getattr(args, "mode", "crawl"),
         mirror=args.mirror,
         max_memory_bytes=args.max_memory * 2**20 if args.max_memory else None,

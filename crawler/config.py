@@ -34,6 +34,13 @@ MAX_SITEMAP_LEVELS = 3
 MAX_SITEMAPS = 1000
 MAX_SHARDS = 2 ** 20
 MAX_BODY_BYTES = 2 ** 40
+#: Default crawler-trap guards on the path (:mod:`crawler.traps`): a segment (or run of
+#: segments) may repeat at most this many times in a row, as Heritrix's
+#: PathologicalPathDecideRule (maxRepetitions 2) ...
+DEFAULT_MAX_PATH_REPEATS = 2
+#: ... and a path may have at most this many segments, as Heritrix's
+#: TooManyPathSegmentsDecideRule (maxPathDepth 20).
+DEFAULT_MAX_PATH_SEGMENTS = 20
 #: What a run does: ``crawl`` writes pages; ``map`` only walks the links and counts.
 MODES = ("crawl", "map")
 #: Default most uncompressed bytes of one page-record shard (``pages-NN-SSSSS.jsonl``).
@@ -119,6 +126,13 @@ class CrawlConfig:
         max_query_variants: most URLs with a query per path (scheme, host and path):
             further ones are skipped (a calendar's endless ``?month=`` links); ``None``:
             unlimited.
+        max_path_repeats: a discovered URL whose path repeats a segment (or a run of
+            segments) more than this many times in a row, or one segment at more than
+            this many alternate positions, is skipped (``repeated path segment``:
+            ``/docs/docs/docs/``); ``None``: unlimited (:mod:`crawler.traps`).
+        max_path_segments: a discovered URL whose path has more segments (``/``) than
+            this is skipped (``too many path segments``: ``/1/2/3/...``); ``None``:
+            unlimited.
         mode: ``"crawl"`` (fetch and convert every page) or ``"map"`` (:data:`MODES`):
             walk the same links with the same rules, convert nothing, size non-HTML
             links with ``HEAD`` (see :mod:`crawler.probe` and :mod:`crawler.map_report`).
@@ -168,6 +182,8 @@ class CrawlConfig:
     max_retry_wait_s: float = 300.0
     max_url_length: int = 2048
     max_query_variants: int | None = 1000
+    max_path_repeats: int | None = DEFAULT_MAX_PATH_REPEATS
+    max_path_segments: int | None = DEFAULT_MAX_PATH_SEGMENTS
     sitemaps: bool = False
     restart: bool = False
     max_memory_bytes: int | None = None
@@ -202,7 +218,8 @@ class CrawlConfig:
                           ("max_body_bytes", MAX_BODY_BYTES),
                           ("per_host", MAX_THREADS), ("max_url_length", None),
                           ("max_memory_bytes", None),
-                          ("max_query_variants", None)):
+                          ("max_query_variants", None), ("max_path_repeats", None),
+                          ("max_path_segments", None)):
             value = getattr(self, name)
             flag = "--max-bytes" if name == "max_body_bytes" else f"--{name.replace('_', '-')}"
             if value is not None and value < 1:

@@ -73,6 +73,7 @@ from crawler.state import FAILED as FAILED_STATE, IN_FLIGHT as IN_FLIGHT_STATE
 from crawler.state import SKIPPED as SKIPPED_STATE, VISITED as VISITED_STATE
 from crawler.state import content_kind
 from crawler.stats import CrawlCounters, ProcessTreeMonitor
+from crawler.traps import trap_reason
 from crawler.watchdog import Watchdog
 
 log = logging.getLogger("crawler")
@@ -413,6 +414,9 @@ class Dispatcher:
         """Why a discovered URL is skipped (a trap guard), or ``None`` to queue it."""
         if len(task.url) > self.config.max_url_length:
             return "url too long"
+        trap = trap_reason(task.url, self.config.max_path_repeats, self.config.max_path_segments)
+        if trap is not None:
+            return trap
         cap = self.config.max_query_variants
         if cap is not None and "?" in task.url:
             path = task.url.partition("?")[0]

@@ -69,7 +69,9 @@ def map_settings(config) -> dict:
     return {**crawl_settings(config), "max_depth": config.max_depth,
             "obey_robots": config.obey_robots, "sitemaps": config.sitemaps,
             "max_url_length": config.max_url_length,
-            "max_query_variants": config.max_query_variants}
+            "max_query_variants": config.max_query_variants,
+            "max_path_repeats": config.max_path_repeats,
+            "max_path_segments": config.max_path_segments}
 
 
 def section_of(url: str) -> str:

@@ -4,7 +4,8 @@ Pure (no I/O, no mutable module state), idempotent, and total on ``str``: bad in
 gives ``None``, never an exception. :func:`normalize` is the entry point; every
 transform is a small public function citing its standard. Sources: RFC 3986 (URI
 syntax, §5 reference resolution, §6 normalization) and the WHATWG URL Standard
-(https://url.spec.whatwg.org/) where browsers deviate from RFC 3986.
+(https://url.spec.whatwg.org/) where browsers deviate from RFC 3986; session ids are
+removed as by Heritrix's ``StripSessionIDs`` canonicalization rule (a crawler-trap guard).
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ PATH_SAFE = USERINFO_SAFE | {"@", "/"}  # pchar / "/"  (RFC 3986 §3.3)
 QUERY_SAFE = PATH_SAFE | {"?"}  # pchar / "/" / "?"  (RFC 3986 §3.4)
 # WHATWG "forbidden domain code point" (C0, space, DEL and these delimiters).
 _FORBIDDEN_HOST = frozenset(_C0_AND_SPACE + "\x7f#%/:<>?@[\\]^|")
+#: A path parameter or query item that is a session id (see :func:`is_session_item`):
+#: ``jsessionid``, ``phpsessid`` or ``aspsessionid`` + 8 letters with any value, or
+#: ``sid`` with a value of at least 16 ASCII letters and digits. Names in any case.
+_SESSION_ITEM = re.compile(
+    r"(?:jsessionid|phpsessid|aspsessionid[a-z]{8})=.*|sid=[0-9a-z]{16,}", re.I | re.S)
+_QUERY_SEPARATOR = re.compile("([&;])")
 
 
 class Parts(NamedTuple):
@@ -300,6 +307,67 @@ def normalize_query(query: str | None) -> str | None:
     return None if query is None else sort_query(normalize_percent_encoding(query, QUERY_SAFE))
 
 
+def _may_hold_session_id(text: str) -> bool:
+    """Cheap pre-check (80 ns, a regex search takes 400): every session-id name of
+    :data:`_SESSION_ITEM` contains ``sid`` or ``sessionid`` in some case."""
+    lower = text.lower()
+    return "sid" in lower or "sessionid" in lower
+
+
+def is_session_item(item: str) -> bool:
+    """Whether ``name=value`` (a path parameter or a query item, percent-encoding
+    already normalized) carries a session id, by the rule of :data:`_SESSION_ITEM`.
+
+    The names are those of Heritrix's ``StripSessionIDs`` canonicalization rule
+    (jsessionid, PHPSESSID, ASPSESSIONIDxxxxxxxx, sid), which strips only a value of
+    exactly 32 letters and digits (24 letters for ASP). Here any value of the first
+    three is a session id, and a ``sid`` value of 16 or more letters and digits is:
+    ``sid=5`` or ``sid=news-2024`` (a story id, a slug) stays, a hex or base-62 token
+    (or a number of 16 digits) goes. Names are matched whole: Heritrix's unanchored regex also cuts
+    ``xsid=<32 chars>``; this does not.
+    """
+    return _SESSION_ITEM.fullmatch(item) is not None
+
+
+def strip_path_session_ids(path: str) -> str:
+    """Remove every session-id path parameter (``;jsessionid=...``, any case, in any
+    segment: RFC 3986 §3.3 leaves ``;`` parameters to the server, and Java servlet URL
+    rewriting puts the session there) and then the dot segments this may expose.
+
+    ``'/a;jsessionid=F00/b;x=1'`` -> ``'/a/b;x=1'``; ``'/p;x=1;JSESSIONID=a;y=2'`` ->
+    ``'/p;x=1;y=2'``. A segment's name (before its first ``;``) is never removed. A
+    path without a session id is returned as it is (the same object).
+    """
+    if ";" not in path or not _may_hold_session_id(path):
+        return path
+    segments = []
+    for segment in path.split("/"):
+        name, *params = segment.split(";")
+        segments.append(";".join([name] + [q for q in params if not is_session_item(q)]))
+    stripped = "/".join(segments)
+    return path if stripped == path else remove_dot_segments(stripped) or "/"
+
+
+def strip_query_session_ids(query: str | None) -> str | None:
+    """Remove every session-id item from a query (items split at ``&`` and ``;``, as
+    HTML 4's B.2.2 and many servers do); the separators of the items kept are kept.
+
+    ``'a=1&PHPSESSID=x&b=2'`` -> ``'a=1&b=2'``; a query that held only session ids
+    becomes absent (``None``), so ``/p?sid=<token>`` is ``/p``; ``''`` stays ``''``.
+    A query without a session id is returned as it is (the same object).
+    """
+    if not query or not _may_hold_session_id(query):
+        return query
+    tokens = _QUERY_SEPARATOR.split(query)  # item, separator, item, ...
+    items, separators = tokens[0::2], [""] + tokens[1::2]
+    kept = [(sep, item) for sep, item in zip(separators, items) if not is_session_item(item)]
+    if len(kept) == len(items):
+        return query
+    if not kept:
+        return None
+    return kept[0][1] + "".join(sep + item for sep, item in kept[1:])
+
+
 def _step_scheme(p: Parts) -> Parts | None:
     scheme = normalize_scheme(p.scheme)
     return None if scheme is None else p._replace(scheme=scheme)
@@ -319,19 +387,31 @@ def _step_query_encoding(p: Parts) -> Parts:
     return p._replace(query=query)
 
 
+def _step_session_ids(p: Parts) -> Parts:
+    """Step 8: session ids removed from path parameters and query
+    (:func:`strip_path_session_ids`, :func:`strip_query_session_ids`)."""
+    path, query = strip_path_session_ids(p.path), strip_query_session_ids(p.query)
+    if path is p.path and query is p.query:
+        return p  # the usual case: no session id (and no _replace, a microsecond)
+    return p._replace(path=path, query=query)
+
+
 def _step_query_order(p: Parts) -> Parts:
     return p._replace(query=None if p.query is None else sort_query(p.query))
 
 
 def _step_fragment(p: Parts) -> Parts:
-    """Step 8: the fragment is client-side only (RFC 3986 §3.5): removed."""
+    """Step 9: the fragment is client-side only (RFC 3986 §3.5): removed."""
     return p._replace(fragment=None)
 
 
-#: Steps 3-8 of :func:`request_url`: everything but reordering the query.
+#: Steps 3-9 of :func:`request_url`: everything but reordering the query. Session ids
+#: go after the percent-encoding steps (``%6Asessionid`` is ``jsessionid``).
 REQUEST_PIPELINE: tuple[Callable[[Parts], Parts | None], ...] = (
-    _step_scheme, _step_authority, _step_path, _step_query_encoding, _step_fragment)
-#: Steps 3-8 of :func:`normalize`, applied in order to the resolved components.
+    _step_scheme, _step_authority, _step_path, _step_query_encoding, _step_session_ids,
+    _step_fragment)
+#: Steps 3-9 of :func:`normalize`, applied in order to the resolved components (the
+#: query sort of step 7 last).
 PIPELINE: tuple[Callable[[Parts], Parts | None], ...] = REQUEST_PIPELINE + (_step_query_order,)
 
 
@@ -356,9 +436,13 @@ def normalize(url: str, base: str | None = None) -> str | None:
     5. :func:`normalize_port`: default port and empty port dropped; invalid -> None.
     6. :func:`normalize_path`: percent-encoding normalized; empty -> '/'.
     7. :func:`normalize_query`: percent-encoding normalized, items stably sorted by key.
-    8. fragment removed.
+    8. :func:`strip_path_session_ids`, :func:`strip_query_session_ids`: session ids
+       removed (``;jsessionid=``, ``PHPSESSID``, ``ASPSESSIONIDxxxxxxxx``, a token
+       ``sid``: :func:`is_session_item`), as Heritrix's ``StripSessionIDs`` rule does,
+       so one page linked with a fresh session id per response is one URL.
+    9. fragment removed.
 
-    Steps 3-8 are :data:`PIPELINE`. Never raises; ``normalize(normalize(x)) == normalize(x)``.
+    Steps 3-9 are :data:`PIPELINE`. Never raises; ``normalize(normalize(x)) == normalize(x)``.
     This is the visited-table key; the URL to *request* is :func:`request_url`.
     """
     return _run(PIPELINE, url, base)
@@ -366,12 +450,15 @@ def normalize(url: str, base: str | None = None) -> str | None:
 
 def request_url(url: str, base: str | None = None) -> str | None:
     """The URL to send for href ``url`` on page ``base``: :func:`normalize` without
-    reordering the query (steps 1-6 and 8, and step 7's percent-encoding only).
+    reordering the query (steps 1-6, 8 and 9, and step 7's percent-encoding only).
 
-    Every other step gives a URL that is the same resource by RFC 3986 §6.2.2-6.2.3;
+    Steps 3-7 and 9 give a URL that is the same resource by RFC 3986 §6.2.2-6.2.3;
     the order of query parameters is only *usually* irrelevant, so the crawler keys
     its visited table by :func:`normalize` but requests the query as written (a
     server that redirects to its own parameter order must not look like a loop).
+    Session ids (step 8) are removed from the request too, as Heritrix does: the
+    link's id is another client's or a stale one, and the fetcher's session keeps
+    its own cookies.
     ``normalize(request_url(x, b)) == normalize(x, b)``; never raises.
     """
     return _run(REQUEST_PIPELINE, url, base)

@@ -47,6 +47,8 @@ def test_invalid_seed_is_a_one_line_error(seed, tmp_path):
     (["--include", "("], "bad regex"),
     (["--read-timeout", "nan"], "finite number"),
     (["--max-depth", "-1"], "at least 0"),
+    (["--max-path-repeats", "0"], "--max-path-repeats"),
+    (["--max-path-segments", "x"], "--max-path-segments"),
 ])
 def test_bad_option_is_a_one_line_error(args, fragment, tmp_path):
     assert_one_line_error(run_cli("http://127.0.0.1:1/", "--out", str(tmp_path), *args), fragment)
@@ -105,6 +107,20 @@ def test_help_lists_every_option_with_default():
     for option in ("--out", "--workers", "--threads", "--queue-size", "--max-depth", "--max-pages",
                    "--allow-domain", "--include", "--exclude", "--connect-timeout",
                    "--read-timeout", "--total-timeout", "--max-bytes", "--max-redirects",
-                   "--user-agent", "--shards", "--start-method", "--progress-interval", "--quiet"):
+                   "--user-agent", "--shards", "--start-method", "--progress-interval", "--quiet",
+                   "--max-path-repeats", "--max-path-segments"):
         assert option in result.stdout
     assert "(default: 64)" in result.stdout
+    help_text = " ".join(result.stdout.split())  # argparse wraps lines
+    assert "/docs/docs/docs/ (default: 2)" in help_text
+    assert "more than N segments (default: 20)" in help_text
+
+
+def test_trap_guard_flags_reach_the_config(tmp_path):
+    from crawler.cli import build_parser, config_from_args
+    args = build_parser().parse_args(["http://127.0.0.1:1/", "--out", str(tmp_path)])
+    defaults = config_from_args(args)
+    assert (defaults.max_path_repeats, defaults.max_path_segments) == (2, 20)
+    args = build_parser().parse_args(["http://127.0.0.1:1/", "--out", str(tmp_path),
+                                      "--max-path-repeats", "3", "--max-path-segments", "40"])
+    assert (config_from_args(args).max_path_repeats, config_from_args(args).max_path_segments) == (3, 40)

@@ -4,7 +4,8 @@ import dataclasses
 
 import pytest
 
-from crawler.config import DEFAULT_SHARDS, DEFAULT_THREADS, CrawlConfig
+from crawler.config import (DEFAULT_MAX_PATH_REPEATS, DEFAULT_MAX_PATH_SEGMENTS, DEFAULT_SHARDS,
+                            DEFAULT_THREADS, CrawlConfig)
 from crawler.errors import ConfigError
 
 SEED = "http://127.0.0.1:8000/"
@@ -27,6 +28,9 @@ def test_defaults():
     assert cfg.shards == DEFAULT_SHARDS == 64
     assert cfg.max_depth is None and cfg.max_pages is None and cfg.start_method is None
     assert cfg.max_redirects == 10
+    # the trap guards: Heritrix's PathologicalPathDecideRule and TooManyPathSegmentsDecideRule
+    assert cfg.max_path_repeats == DEFAULT_MAX_PATH_REPEATS == 2
+    assert cfg.max_path_segments == DEFAULT_MAX_PATH_SEGMENTS == 20
 
 
 @pytest.mark.parametrize("overrides, message", [
@@ -38,6 +42,9 @@ def test_defaults():
     ({"queue_size": 0}, "--queue-size must be at least 1"),
     ({"max_pages": 0}, "--max-pages must be at least 1"),
     ({"max_depth": -1}, "--max-depth must be 0 or more"),
+    ({"max_path_repeats": 0}, "--max-path-repeats must be at least 1"),
+    ({"max_path_segments": 0}, "--max-path-segments must be at least 1"),
+    ({"max_path_segments": -5}, "--max-path-segments must be at least 1"),
     ({"connect_timeout_s": 0}, "connect_timeout_s must be more than 0 and at most 86400 s"),
     ({"read_timeout_s": -1.0}, "read_timeout_s must be more than 0 and at most 86400 s"),
     ({"total_timeout_s": float("nan")}, "total_timeout_s must be more than 0 and at most 86400 s"),
@@ -69,6 +76,8 @@ def test_each_bad_field_raises_config_error(overrides, message):
     {"max_depth": 0}, {"shards": 1}, {"shards": 2}, {"shards": 1024},
     {"start_method": "fork"}, {"start_method": "spawn"}, {"start_method": "forkserver"},
     {"include": (r"/docs/",), "exclude": (r"\.pdf$",)}, {"queue_size": 1}, {"max_pages": 1},
+    {"max_path_repeats": 1, "max_path_segments": 1},
+    {"max_path_repeats": None, "max_path_segments": None},  # None: unlimited
 ])
 def test_boundary_values_are_accepted(overrides):
     cfg = config(**overrides)

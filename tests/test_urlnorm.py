@@ -15,6 +15,7 @@ from crawler.urlnorm import (
     fingerprint, normalize, normalize_authority, normalize_host, normalize_path,
     normalize_percent_encoding, normalize_port, normalize_query, normalize_scheme,
     normalize_userinfo, remove_dot_segments, resolve, sort_query, split_reference, unsplit,
+    is_session_item, strip_path_session_ids, strip_query_session_ids,
 )
 
 from conformance import load_cases  # noqa: E402
@@ -271,6 +272,101 @@ def test_fingerprint():
     assert fingerprint("https://example.com/a") != fingerprint(url)
 
 
+# ---------------------------------------------------------------- session ids
+
+# Heritrix StripSessionIDs (its test's examples): 32 letters and digits (24 letters for
+# ASP), any case; here any value of the first three names, a sid of 16 or more.
+HERITRIX_JSESSION = "jsessionid=999A9EF028317A82AC83F0FDFE59385A"
+HERITRIX_PHPSESSION = "PHPSESSID=9682993c8daa2c5497996114facdc805"
+HERITRIX_SID = "sid=9682993c8daa2c5497996114facdc805"
+HERITRIX_ASP = "ASPSESSIONIDAQBSDSRT=EOHBLBDDPFCLHKPGGKLILNAM"
+
+
+@pytest.mark.parametrize("item, expected", [
+    (HERITRIX_JSESSION, True), (HERITRIX_PHPSESSION, True), (HERITRIX_SID, True),
+    (HERITRIX_ASP, True),
+    ("JSESSIONID=abc", True), ("jSessionId=", True), ("phpsessid=x.y-z", True),
+    ("aspsessionidqwertyui=ABC", True),
+    ("sid=0123456789abcdef", True), ("SID=ABCDEFGHIJKLMNOP", True),
+    ("sid=1234567890123456", True),
+    ("sid=5", False), ("sid=0123456789abcde", False),  # 15 characters
+    ("sid=news-2024-elections", False), ("sid=", False), ("sid", False),
+    ("jsessionid", False),  # a bare name, no value
+    ("aspsessionidqwerty=ABC", False),  # 6 letters, not 8
+    ("xsid=9682993c8daa2c5497996114facdc805", False),  # names are matched whole
+    ("session=abc", False), ("id=9682993c8daa2c5497996114facdc805", False),
+    ("q=jsessionid=abc", False),
+])
+def test_is_session_item(item, expected):
+    assert is_session_item(item) is expected
+
+
+@pytest.mark.parametrize("path, expected", [
+    ("/a;jsessionid=F00/b;x=1", "/a/b;x=1"),
+    ("/p;x=1;JSESSIONID=a;y=2", "/p;x=1;y=2"),
+    ("/shop/cart.jsp;jsessionid=" + "A" * 32, "/shop/cart.jsp"),
+    ("/;jsessionid=abc", "/"),
+    (";jsessionid=abc", "/"),
+    ("/d/;jsessionid=abc", "/d/"),
+    ("/a;jsessionid=1/b;jsessionid=2/", "/a/b/"),
+    ("/p;" + HERITRIX_PHPSESSION + ";" + HERITRIX_ASP, "/p"),
+    ("/a/.;jsessionid=x/b", "/a/b"),  # a dot segment exposed is removed
+    ("/a/b/..;jsessionid=x/c", "/a/c"),
+    ("/p;sid=5", "/p;sid=5"),
+    ("/jsessionid=abc/p", "/jsessionid=abc/p"),  # a segment's name is not a parameter
+    ("/p;jsessionid", "/p;jsessionid"),
+    ("/p;x=1", "/p;x=1"),
+    ("/plain/path", "/plain/path"),
+    ("", ""),
+])
+def test_strip_path_session_ids(path, expected):
+    assert strip_path_session_ids(path) == expected
+    assert strip_path_session_ids(expected) == expected
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("a=1&PHPSESSID=x&b=2", "a=1&b=2"),
+    ("PHPSESSID=x&b=2", "b=2"),
+    ("b=2&" + HERITRIX_JSESSION, "b=2"),
+    (HERITRIX_SID, None),  # a query of session ids only is absent
+    (HERITRIX_ASP + "&" + HERITRIX_JSESSION, None),
+    ("a=1;jsessionid=2;b=3", "a=1;b=3"),  # ';' separates items too (HTML 4 B.2.2)
+    ("a=1;jsessionid=2&b=3", "a=1&b=3"),
+    ("&jsessionid=x", ""),
+    ("sid=5", "sid=5"),
+    ("story=7&sid=12", "story=7&sid=12"),
+    ("q=jsessionid=abc", "q=jsessionid=abc"),
+    ("", ""),
+    (None, None),
+])
+def test_strip_query_session_ids(query, expected):
+    assert strip_query_session_ids(query) == expected
+    assert strip_query_session_ids(expected) == expected
+
+
+@pytest.mark.parametrize("href, base, sent, key", [
+    ("/page;jsessionid=0A1B2C?x=1", "http://h/", "http://h/page?x=1", "http://h/page?x=1"),
+    ("page;JSESSIONID=ZZ#top", "http://h/d/", "http://h/d/page", "http://h/d/page"),
+    ("/p?sid=9682993c8daa2c5497996114facdc805", "http://h/", "http://h/p", "http://h/p"),
+    ("/p?z=1&PHPSESSID=abc&a=2", "http://h/", "http://h/p?z=1&a=2", "http://h/p?a=2&z=1"),
+    ("/p?" + HERITRIX_ASP + "&k=v", "http://h/", "http://h/p?k=v", "http://h/p?k=v"),
+    ("/p;%6Asessionid=1?%50HPSESSID=2", "http://h/", "http://h/p", "http://h/p"),  # escapes first
+    ("/story?sid=5", "http://h/", "http://h/story?sid=5", "http://h/story?sid=5"),
+    ("/p?", "http://h/", "http://h/p?", "http://h/p?"),
+])
+def test_session_ids_removed_from_key_and_request(href, base, sent, key):
+    assert urlnorm.request_url(href, base) == sent
+    assert normalize(href, base) == key
+    assert urlnorm.key_of(sent) == key
+
+
+def test_a_fresh_session_id_per_response_is_one_url():
+    hrefs = [f"/docs/page.html;jsessionid={i:032X}" for i in range(50)]
+    hrefs += [f"/docs/page.html?PHPSESSID={i:032x}" for i in range(50)]
+    hrefs += [f"/docs/page.html?sid={i:032x}" for i in range(50)]
+    assert {normalize(h, "http://h/") for h in hrefs} == {"http://h/docs/page.html"}
+
+
 # ---------------------------------------------------------------- end to end
 
 @pytest.mark.parametrize("url, base, expected", [
@@ -505,6 +601,24 @@ def test_property_regex_urls(url, base):
 def test_property_idempotent_with_base(href, base):
     _check(href, base)
     _check("//" + href, base)
+
+
+SESSION_ITEMS = st.sampled_from([HERITRIX_JSESSION, HERITRIX_PHPSESSION, HERITRIX_SID,
+                                  HERITRIX_ASP, "JSESSIONID=", "sid=5", "sid=x" * 4,
+                                  "%6Asessionid=1", "jsessionid"])
+
+
+@PROPS
+@given(st.lists(st.tuples(URLISH, SESSION_ITEMS, st.sampled_from(";&?/")), max_size=4), BASES)
+def test_property_session_ids_anywhere(pieces, base):
+    url = "".join(text + sep + item for text, item, sep in pieces)
+    _check(url, base)
+    _check("http://h/" + url, base)
+    out = normalize("http://h/p;" + url, base)
+    if out is not None:  # nothing left to strip
+        parts = split_reference(out)
+        assert strip_path_session_ids(parts.path) == parts.path
+        assert strip_query_session_ids(parts.query) == parts.query
 
 
 def test_module_has_no_mutable_globals():
