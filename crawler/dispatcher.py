@@ -150,6 +150,7 @@ class Dispatcher:
         self._next_liveness_check = 0.0
         self._next_memory_check = 0.0
         self._memory_slowed = False
+        self._gate_closed = False  # the last fill stopped at the gate or a limit
         self._started_at = time.monotonic()
         #: monotonic times the watchdog reads: the last result or dispatch, the last loop turn
         self.last_progress_at = self.loop_turned_at = self._started_at
@@ -246,10 +247,11 @@ class Dispatcher:
             self.loop_turned_at = now
 
     def _timeout(self, now: float) -> float:
-        """How long to wait for results: until the next retry or origin is due (when a
-        fetcher has room to take it), at most :data:`LIVENESS_CHECK_S`."""
+        """How long to wait for results: until the next retry or origin is due (unless
+        the last fill stopped at the capacity gate or a limit: then a result is what
+        changes things), at most :data:`LIVENESS_CHECK_S`."""
         wake = self.retries.next_due()
-        if self.pool.has_room() and self._may_dispatch():
+        if not self._gate_closed:
             at = self.scheduler.wake_at()
             if at is not None:
                 wake = at if wake is None else min(wake, at)
@@ -278,12 +280,14 @@ class Dispatcher:
         for task in self.retries.pop_due(now):
             self.scheduler.push(task)
         limit = 1 if self._over_memory(now) else None  # one task at a time until memory comes down
+        self._gate_closed = True
         while self._may_dispatch() and self.pool.has_room():
             if limit is not None and self.pool.outstanding() >= limit:
                 break
             task = self.scheduler.next(now)
             self._take_disallowed()
             if task is None:
+                self._gate_closed = False  # nothing due: the next origin's time matters
                 break
             if not self.pool.put(task, now):
                 self._put_back(task, now)
