@@ -45,6 +45,7 @@ bench: $(STAMP)
 	$(PY) bench/visited_table.py && \
 	$(PY) bench/slow_server.py && \
 	$(PY) bench/realsite.py && \
+	$(PY) bench/throttle.py && \
 	$(PY) bench/profile_crawl.py && \
 	$(PY) bench/memory.py && \
 	$(PY) bench/content.py && \

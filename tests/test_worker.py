@@ -3,6 +3,7 @@ server) and the fetcher thread loop's survival of an unexpected exception."""
 
 from __future__ import annotations
 
+import dataclasses
 import queue
 import re
 import socket
@@ -13,7 +14,7 @@ import pytest
 import crawler.worker as worker
 from crawler.config import CrawlConfig
 from crawler.fetch import HttpClient
-from crawler.messages import (DEFERRED, FAILED, KIND_ROBOTS, KIND_SITEMAP, NON_HTML, PAGE, REDIRECT, RETRY,
+from crawler.messages import (DEFERRED, FAILED, Exchanged, KIND_ROBOTS, KIND_SITEMAP, NON_HTML, PAGE, REDIRECT, RETRY,
                               ROBOTS, SITEMAP, STOP, FetchTask, TaskDone)
 from crawler.neardup import simhash
 from crawler.shards import iter_records
@@ -46,13 +47,25 @@ class Harness:
                                   total_timeout_s=10.0, **config)
         self.table = VisitedTable(8)
         self.writer = RecordWriter(self.out_dir, 0)
-        self.processor = worker.PageProcessor(0, self.config, self.table, self.writer)
+        self.exchanged: list[Exchanged] = []  # what the processor told before parsing
+        self.processor = worker.PageProcessor(0, self.config, self.table, self.writer,
+                                              self.exchanged.append)
         self.client = HttpClient.from_config(self.config)
 
     def run(self, path_or_url: str, depth: int = 0, parent=None, chain=()) -> TaskDone:
         url = path_or_url if "://" in path_or_url else self.site.url(path_or_url)
         assert self.table.claim(url)
-        return self.processor.run(FetchTask(url, depth, parent, tuple(chain)), self.client)
+        return self.run_task(FetchTask(url, depth, parent, tuple(chain)))
+
+    def run_task(self, task: FetchTask) -> TaskDone:
+        """Run ``task``; its measured latency is checked, then left out (``None``) so
+        that results compare exactly. A task that sent no request has none."""
+        done = self.processor.run(task, self.client)
+        if done.error in (worker.CRASHED, worker.DEFERRED):
+            assert done.latency_s is None
+        else:
+            assert done.latency_s is not None and 0 <= done.latency_s < WAIT_S
+        return dataclasses.replace(done, latency_s=None)
 
     def records(self) -> list[dict]:
         return list(iter_records(self.out_dir))
@@ -89,6 +102,9 @@ def test_html_page_record_edges_and_discovered(make):
     done = h.run("/")
 
     [record] = h.records()
+    # the origin was told free once the body was read, before the page was parsed
+    assert [(e.worker_id, e.url, e.status) for e in h.exchanged] == [(0, u("/"), 200)]
+    assert 0 <= h.exchanged[0].latency_s < WAIT_S
     assert done == TaskDone(0, u("/"), PAGE, 200, None, len(INDEX.encode()), (
         FetchTask(u("/a"), 1, u("/")),
         FetchTask(u("/b"), 1, u("/")),
@@ -247,7 +263,7 @@ def test_chain_longer_than_max_redirects_fails(make):
     assert ok.outcome == REDIRECT
     assert ok.discovered == (FetchTask(u("/r3"), 0, u("/r2"), (u("/r1"), u("/r2"))),)
     # /r3 -> /r4 would be the third
-    done = h.processor.run(ok.discovered[0], h.client)
+    done = h.run_task(ok.discovered[0])
     assert done == TaskDone(0, u("/r3"), FAILED, 301, "too many redirects", 0, ())
     assert h.records()[1]["final_url"] == u("/r4")
     assert h.table.state(u("/r3")) == "failed"
@@ -267,6 +283,7 @@ def test_404_fails(make):
     u = h.site.url
     done = h.run("/missing", depth=1, parent=u("/"))
     assert done == TaskDone(0, u("/missing"), FAILED, 404, "http 404", len(b"<h1>not found</h1>"), ())
+    assert h.exchanged == []  # nothing to parse: the result itself frees the origin
     [record] = h.records()
     assert (record["status"], record["error"], record["markdown"], record["title"]) == (
         404, "http 404", None, None)
@@ -315,13 +332,13 @@ def test_a_transient_failure_before_the_last_attempt_is_a_retry_with_nothing_wri
     assert (deferred.outcome, deferred.status, deferred.error) == (RETRY, None, DEFERRED)
     assert 6 < deferred.retry_after_s <= 7 and h.site.hits["/down"] == 0
     h.processor.paused.clear()
-    assert h.processor.run(FetchTask(u("/down"), 0), h.client) == TaskDone(
+    assert h.run_task(FetchTask(u("/down"), 0)) == TaskDone(
         0, u("/down"), RETRY, 503, "http 503", 4, retry_after_s=None)
     assert h.run("/gone").outcome == FAILED  # a 410 is an answer, not an accident
     assert [r["url"] for r in h.records()] == [u("/gone")]
     assert h.table.state(u("/busy")) == h.table.state(u("/down")) == "in_flight"
     # the last attempt records the failure, with the attempt count
-    last = h.processor.run(FetchTask(u("/busy"), 0, attempt=1), h.client)
+    last = h.run_task(FetchTask(u("/busy"), 0, attempt=1))
     assert (last.outcome, last.error) == (FAILED, "http 429")
     assert h.records()[-1]["attempts"] == 2 and h.table.state(u("/busy")) == "failed"
 
@@ -453,7 +470,7 @@ def test_a_key_offered_once_is_not_sent_to_the_table_again(make, monkeypatch):
     monkeypatch.setattr(h.table, "settle", lambda url, state, links: (
         sent.append(list(links)), settle(url, state, links))[1])
     home = h.run("/")
-    a = h.processor.run(home.discovered[0], h.client)  # /a, claimed by the home page
+    a = h.run_task(home.discovered[0])  # /a, claimed by the home page
     url = h.site.url
     # /b was offered by the home page: not sent again; / was claimed outside the
     # processor, so it is offered once (and loses in the table)
