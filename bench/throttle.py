@@ -70,6 +70,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         sites = {"real": (args.root, "/index.html")}
         if args.tiny:
+            os.chmod(tmp, 0o755)  # nginx's worker runs as nobody
             tiny = os.path.join(tmp, "tiny")
             os.makedirs(tiny)
             tiny_site(tiny, args.tiny)

@@ -22,10 +22,12 @@ Pure: the caller passes ``now`` (``time.monotonic()`` seconds), so tests need no
 
 from __future__ import annotations
 
+import collections
 import dataclasses
+import statistics
 
 from crawler.robots import RobotsRules
-from crawler.throttle import next_delay
+from crawler.throttle import LATENCY_WINDOW, next_delay
 
 #: Robots states of an origin.
 ROBOTS_UNKNOWN, ROBOTS_FETCHING, ROBOTS_KNOWN = "unknown", "fetching", "known"
@@ -44,6 +46,9 @@ class HostState:
     delay_s: float = 0.0
     #: the delay never goes below this: ``--delay`` or ``Crawl-delay``, the larger
     floor_s: float = 0.0
+    #: the last exchanges' latencies (seconds), for the adaptive delay
+    latencies: collections.deque = dataclasses.field(
+        default_factory=lambda: collections.deque(maxlen=LATENCY_WINDOW))
 
 
 class Politeness:
@@ -148,7 +153,8 @@ class Politeness:
         state = self.host(origin)
         state.in_flight = max(0, state.in_flight - 1)
         if self.adaptive and latency_s is not None:
-            state.delay_s = next_delay(state.delay_s, latency_s, status, state.floor_s,
-                                       max(state.floor_s, self.max_crawl_delay_s))
+            state.latencies.append(latency_s)
+            state.delay_s = next_delay(state.delay_s, statistics.median(state.latencies), status,
+                                       state.floor_s, max(state.floor_s, self.max_crawl_delay_s))
         state.next_request_at = max(state.next_request_at, now + state.delay_s,
                                     now + (pause_s or 0.0))

@@ -37,11 +37,29 @@ def test_adaptive_politeness_is_one_at_a_time_with_the_measured_delay():
     p.finished(O, 10.5, latency_s=0.5, status=200)
     assert p.ready_at(O) == pytest.approx(11.0)
     p.dispatched(O, 11.0)
-    p.finished(O, 11.1, latency_s=0.1, status=200)  # (0.5 + 0.1) / 2
-    assert p.ready_at(O) == pytest.approx(11.4)
-    p.dispatched(O, 11.4)
-    p.finished(O, 11.5)  # taken back, nothing measured: the delay stays
-    assert p.ready_at(O) == pytest.approx(11.8)
+    p.finished(O, 11.1, latency_s=0.1, status=200)  # median 0.3; (0.5 + 0.3) / 2
+    assert p.ready_at(O) == pytest.approx(11.5)
+    p.dispatched(O, 11.5)
+    p.finished(O, 11.6)  # taken back, nothing measured: the delay stays
+    assert p.ready_at(O) == pytest.approx(12.0)
+
+
+def test_the_median_of_the_last_exchanges_ignores_a_spike_not_a_slowdown():
+    p = Politeness(per_host=None, obey_robots=False)
+    now = 0.0
+    for latency in (0.01, 0.01, 0.01, 0.01, 0.4):  # a fetcher thread waited for the GIL once
+        p.dispatched(O, now)
+        now += latency
+        p.finished(O, now, latency_s=latency, status=200)
+        now = p.ready_at(O)
+    assert p.host(O).delay_s == pytest.approx(0.01)
+    for latency in (0.4, 0.4):  # the server itself slowed down: the median moves
+        p.dispatched(O, now)
+        now += latency
+        p.finished(O, now, latency_s=latency, status=200)
+        now = p.ready_at(O)
+    assert list(p.host(O).latencies) == [0.01, 0.01, 0.4, 0.4, 0.4]
+    assert p.host(O).delay_s == pytest.approx(0.4)
 
 
 def test_adaptive_delay_respects_delay_and_crawl_delay_floors():
