@@ -57,6 +57,7 @@ class WatchedRun:
         stderr: what the crawl wrote on stderr (the stack dumps included).
         processes: pid -> :class:`ProcessSample` of every process seen in the tree.
         root_pid: the dispatcher's pid.
+        stderr_path: the file holding ``stderr``.
     """
 
     outcome: str
@@ -67,12 +68,20 @@ class WatchedRun:
     stderr: str
     processes: dict[int, ProcessSample]
     root_pid: int
+    stderr_path: str
 
     @property
     def stacks(self) -> str:
         """The faulthandler dumps (from the first marker line on), '' if none."""
         at = self.stderr.find("=== SIGABRT")
         return self.stderr[at:] if at >= 0 else ""
+
+    @property
+    def dispatcher_stack(self) -> str:
+        """The dispatcher's dump alone (the first one), '' if none."""
+        stacks = self.stacks
+        end = stacks.find("=== SIGABRT", 1)
+        return stacks if end < 0 else stacks[:end]
 
 
 def crawler_command(*args: str) -> list[str]:
@@ -134,7 +143,7 @@ def run_watched(command: list[str], stderr_path: str, progress=None, timeout_s: 
     with open(stderr_path, encoding="utf-8", errors="replace") as f:
         stderr = f.read()
     return WatchedRun(outcome, proc.returncode if outcome == "finished" else None, wall, count,
-                      moved_at - started, stderr, processes, proc.pid)
+                      moved_at - started, stderr, processes, proc.pid, stderr_path)
 
 
 def _sample(root_pid: int, handles: dict[int, psutil.Process], processes: dict[int, ProcessSample]) -> float:

@@ -32,8 +32,8 @@ another site, a page that only such links reach (about 30% of the sites have one
 10% of the sites have a broken link (``/missing.html``, 404). robots.txt: about 84% answer
 200 allowing everything, 10% 404 (allow everything, RFC 9309 2.3.1.3), 6% ``Disallow:
 /private/`` with the home page linking to ``/private/report.html`` (a URL the crawler must
-skip; the server would answer it). ``--robots-pad`` adds that many bytes of comment lines
-to every 200 robots.txt (a big robots.txt makes each robots.txt result a big message).
+skip; the server would answer it). ``--robots-pad`` puts at least that many bytes of comment
+lines first in every 200 robots.txt (a big robots.txt makes each robots.txt result a big message).
 
 :func:`expected_crawl` gives the exact outcome a crawl from home pages must have (the URLs
 to request once each, which of them answer 404, the URLs robots.txt makes it skip, the
@@ -139,14 +139,13 @@ def site_plan(index: int, sites: int, seed: int) -> SitePlan:
 
 
 def robots_txt(plan: SitePlan, pad_bytes: int = 0) -> bytes | None:
-    """The robots.txt body of a site, ``None`` for a 404; ``pad_bytes`` of comments."""
+    """The robots.txt body of a site, ``None`` for a 404; first whole comment lines, at
+    least ``pad_bytes`` of them."""
     if plan.robots == "missing":
         return None
     rules = "User-agent: *\n" + ("Disallow: /private/\n" if plan.robots == "disallow" else "Disallow:\n")
-    pad, line = [], f"# site {plan.index}: padding of a long robots.txt, comments only\n"
-    while sum(map(len, pad)) < pad_bytes:
-        pad.append(line)
-    return ("".join(pad)[:pad_bytes] if pad_bytes else "").encode() + rules.encode()
+    line = f"# site {plan.index}: padding of a long robots.txt, comments only\n"
+    return (line * -(-pad_bytes // len(line)) + rules).encode()
 
 
 def render_page(plan: SitePlan, path: str, ports: list[int], seed: int) -> bytes:
