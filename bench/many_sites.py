@@ -24,7 +24,8 @@ Figures per N:
   role (``summary.json`` ``processes``) and peak open file descriptors of each role
   (sampled once a second; a fetcher thread's ``requests.Session`` keeps at most 10
   host pools, so a fetcher should stay near its base + 10 x threads sockets however
-  many origins there are);
+  many origins there are), and of the server (its N listening sockets plus one per
+  client connection);
 * from the server log: every expected URL requested exactly once and nothing else
   (``manysites.expected_crawl``), robots.txt once per origin, never two requests at once
   to one origin (overlapping [start, end] per port), the shortest gap from the end of
@@ -100,9 +101,15 @@ def run_one(sites: int, args, folder: str) -> dict:
         command = crawler_command(*seed_arguments(server.seeds_file, server.home_urls), "--out", out,
                                   "--delay", str(args.delay), "--workers", str(args.workers),
                                   "--threads", str(args.threads), "--quiet")
+        server_process = psutil.Process(server.proc.pid)
+        server_fds = [server_process.num_fds()]
+
+        def sample_server(_elapsed, _processes) -> None:
+            server_fds.append(server_process.num_fds())
+
         busy_before = _machine_busy_s()
         run = run_watched(command, os.path.join(folder, "stderr.txt"), progress=server.count,
-                          timeout_s=timeout, stall_s=args.stall)
+                          timeout_s=timeout, stall_s=args.stall, on_sample=sample_server)
         busy = _machine_busy_s() - busy_before
         requests = server.requests()
     log = analyse_log(requests, expected, args.delay)
@@ -127,7 +134,10 @@ def run_one(sites: int, args, folder: str) -> dict:
         "busiest_origin_requests": max(expected.requests_by_port.values()),
         "politeness_bound_s": round(bound_polite, 2),
         "last_request_at_s": round(run.progress_at, 1),
-        "server": {k: v for k, v in log.items() if k not in ("missing", "unexpected", "repeated")},
+        "server": {**{k: v for k, v in log.items() if k not in ("missing", "unexpected", "repeated",
+                                                                  "robots_missing")},
+                   "robots_missing": len(log["robots_missing"]),
+                   "fds_listening": server_fds[0], "peak_fds": max(server_fds)},
         "missing": len(log["missing"]), "missing_sample": log["missing"][:10],
         "unexpected": log["unexpected"][:50], "repeated": dict(list(log["repeated"].items())[:50]),
         "sampled_by_role": by_role,
@@ -178,7 +188,7 @@ def _line(r: dict) -> str:
     return (head + f" (x{r['wall_over_politeness_bound']})  cpu {r['cpu_s']} s, cpu bound "
             f"{r['cpu_bound_s']} s (x{r['wall_over_cpu_bound']})  dispatcher "
             f"{r['cpu_ms_per_url_by_role'].get('dispatcher')} ms/URL  peak MiB {r['peak_rss_mib_by_role']}  "
-            f"peak fds {fds}  overlaps {s['overlaps']}  min gap {s['min_gap_ms']} ms  "
+            f"peak fds {fds} (server {s['fds_listening']} -> {s['peak_fds']})  overlaps {s['overlaps']}  min gap {s['min_gap_ms']} ms  "
             f"gaps < delay {s['gaps_under_delay']}  missing {r['missing']}  repeated {len(r['repeated'])}  "
             f"reconciled {r['reconciled']}  {'OK' if r['ok'] else 'FAIL'}")
 

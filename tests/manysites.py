@@ -6,17 +6,24 @@ Usage:
 
 It listens on N ports of 127.0.0.1 (port 0 each, so the kernel picks them), writes them
 to ``--ports-file`` as JSON (``{"pid", "sites", "seed", "robots_pad", "ports": [...]}``,
-site i on ``ports[i]``), then prints one line ``ready PORTS_FILE``. Every request is
-logged in memory and written to ``--log`` (tab-separated, after a header line: ``port
-method target status start_ms end_ms wall_ms``; ``start_ms`` when the request head was
-read, ``end_ms`` when the response was written, both ``time.monotonic()`` in ms, the
-clock every process of the machine shares; ``wall_ms`` is ``time.time()`` at the start)
-on SIGUSR1 (the log so far) and on exit: SIGTERM, SIGINT, ``--max-seconds`` (default
-3,600: it stops by itself), or, with ``--control``, the command ``stop`` or the end of
-its stdin (the parent is gone). The log is written to a temporary file and renamed, so
-a reader never sees half of it. ``--control`` reads one command a line on stdin and
-answers one line on stdout: ``count`` -> ``count N`` (requests so far), ``flush`` ->
-``flushed N`` (the log is written), ``stop`` -> ``stopped N`` (written, then exit).
+site i on ``ports[i]``), then prints one line ``ready PORTS_FILE``.
+
+Every request is logged in memory, and the log is written to ``--log`` on SIGUSR1 (the
+log so far) and on exit: SIGTERM, SIGINT, ``--max-seconds`` (default 3,600: it stops by
+itself), or, with ``--control``, the command ``stop`` or the end of its stdin (the parent
+is gone). It goes to a temporary file, then is renamed: a reader never sees half of it.
+Tab-separated, after a header line: ``port method target status start_ms end_ms
+wall_ms``; ``start_ms`` is when the server had read the request head, ``end_ms`` just
+before it wrote the response (after the write, if the response did not fit in the
+socket buffer at once), both ``time.monotonic()`` in ms, the clock every process of the
+machine shares; ``wall_ms`` is ``time.time()`` at the start. The client sent the request
+before ``start_ms`` and got the response after ``end_ms``, so the client's own gap
+between two requests is never longer than the gap measured here: a gap under the delay,
+or an overlap, in this log is the client's doing.
+
+``--control`` reads one command a line on stdin and answers one line on stdout:
+``count`` -> ``count N`` (requests so far), ``flush`` -> ``flushed N`` (the log is
+written), ``stop`` -> ``stopped N`` (written, then exit).
 
 Pure standard library: asyncio streams and a minimal HTTP/1.1 server (GET and HEAD,
 keep-alive, ``Content-Length`` on every response, ``Connection: close`` honoured, HTTP/1.0
@@ -50,6 +57,7 @@ import asyncio
 import collections
 import dataclasses
 import functools
+import heapq
 import json
 import os
 import random
@@ -61,7 +69,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Iterable, Iterator
+from typing import Iterable
 
 HOST = "127.0.0.1"
 #: Seconds a keep-alive connection may stay idle before the server closes it.
@@ -269,9 +277,10 @@ def analyse_log(requests: list[Request], expected: Expected, delay_s: float) -> 
     included), ``robots_missing`` (ports whose robots.txt was never requested),
     ``overlaps`` (pairs of requests to one origin under way at once) with the ports where
     they happened, ``min_gap_ms`` (the shortest time from the end of a request to the
-    start of the next to the same origin, over every origin) and ``gaps_under_delay``
-    (how many gaps were shorter than ``delay_s``), and ``ok`` (nothing missing, unexpected
-    or repeated, no overlap, no gap under the delay).
+    start of the next to the same origin, over every origin), ``gaps_under_delay`` (how
+    many gaps were shorter than ``delay_s``) and ``shortest_gaps`` (the ten shortest: gap
+    ms, port, the two targets, the start of the second in monotonic ms), and ``ok``
+    (nothing missing, unexpected or repeated, no overlap, no gap under the delay).
     """
     by_url = collections.Counter(r.url for r in requests)
     robots = {r.port for r in requests if r.target == "/robots.txt"}
@@ -282,10 +291,10 @@ def analyse_log(requests: list[Request], expected: Expected, delay_s: float) -> 
     by_port: dict[int, list[Request]] = collections.defaultdict(list)
     for r in requests:
         by_port[r.port].append(r)
-    overlaps, overlap_ports, gaps_under, min_gap = 0, set(), 0, None
+    overlaps, overlap_ports, gaps = 0, set(), []
     for port, rows in by_port.items():
         rows.sort(key=lambda r: r.start_ms)
-        end = None
+        end, previous = None, None
         for r in rows:
             if end is not None:
                 gap = r.start_ms - end
@@ -293,16 +302,18 @@ def analyse_log(requests: list[Request], expected: Expected, delay_s: float) -> 
                     overlaps += 1
                     overlap_ports.add(port)
                 else:
-                    min_gap = gap if min_gap is None else min(min_gap, gap)
-                    gaps_under += gap < delay_s * 1000
-            end = r.end_ms if end is None else max(end, r.end_ms)
+                    gaps.append((round(gap, 3), port, previous.target, r.target, r.start_ms))
+            if end is None or r.end_ms > end:
+                end, previous = r.end_ms, r
+    min_gap = min(gaps)[0] if gaps else None
+    gaps_under = sum(1 for gap in gaps if gap[0] < delay_s * 1000)
     report = {
         "requests": len(requests), "robots_requests": sum(1 for r in requests if r.target == "/robots.txt"),
         "page_requests": sum(pages.values()), "expected_urls": len(expected.fetched),
         "missing": missing, "unexpected": unexpected, "repeated": repeated,
         "robots_missing": sorted(expected.robots_ports - robots),
         "overlaps": overlaps, "overlap_ports": sorted(overlap_ports),
-        "min_gap_ms": None if min_gap is None else round(min_gap, 3), "gaps_under_delay": gaps_under,
+        "min_gap_ms": min_gap, "gaps_under_delay": gaps_under, "shortest_gaps": heapq.nsmallest(10, gaps),
     }
     report["ok"] = not (missing or unexpected or repeated or report["robots_missing"] or overlaps
                         or gaps_under)
@@ -404,12 +415,17 @@ class ManySitesServer:
                 f"Content-Length: {len(body)}"]
         if not keep:
             head.append("Connection: close")
+        # The end is taken before write(), which sends at once what fits in the socket
+        # buffer: the client cannot have the answer earlier. Taken after it, a
+        # preemption of this process (a busy machine) would count as request time.
+        ended = time.monotonic()
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + (b"" if method == "HEAD" else body))
         try:
-            await writer.drain()
+            if writer.transport.get_write_buffer_size():  # it did not fit: ends once sent
+                await writer.drain()
+                ended = time.monotonic()
         finally:
-            self.log.append((port, method, target, status, started * 1000, time.monotonic() * 1000,
-                             wall * 1000))
+            self.log.append((port, method, target, status, started * 1000, ended * 1000, wall * 1000))
 
     def write_log(self) -> int:
         """Write the log so far (temporary file, then rename); returns its requests."""
