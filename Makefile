@@ -1,4 +1,4 @@
-# Two commands do all the set-up: `make crawl URL=...` and `make test`.
+# Two commands do all the set-up: `make crawl URL=...` (or SEEDS=file) and `make test`.
 # Both create .venv on first use (pip is upgraded inside it first: the system pip 23
 # fails to resolve some packages' extras).
 
@@ -10,6 +10,8 @@ ifndef OUT
 OUT    := crawls/$(shell date -u +%Y%m%dT%H%M%SZ)
 endif
 ARGS   ?=
+# URL, SEEDS (a seed file, one URL a line: --seeds), or both (URL first)
+SEED_ARGS = $(if $(URL),"$(URL)") $(if $(SEEDS),--seeds "$(SEEDS)")
 
 .PHONY: crawl map test bench venv clean
 
@@ -22,16 +24,16 @@ $(STAMP): setup.cfg pyproject.toml
 venv: $(STAMP)
 
 crawl: $(STAMP)
-	@test -n "$(URL)" || { echo "usage: make crawl URL=http://host/ [OUT=dir] [ARGS='--workers 4']" >&2; exit 2; }
+	@test -n "$(URL)$(SEEDS)" || { echo "usage: make crawl URL=http://host/ | SEEDS=file [OUT=dir] [ARGS='--workers 4']" >&2; exit 2; }
 	@echo "crawl output: $(OUT)"
-	$(PY) -m crawler "$(URL)" --out "$(OUT)" $(ARGS)
+	$(PY) -m crawler $(SEED_ARGS) --out "$(OUT)" $(ARGS)
 
 # The same walk without conversion: page counts, sections, depths, sizes (OUT/map.json).
 # Give the same OUT to the crawl that follows, so its progress bar gets the total.
 map: $(STAMP)
-	@test -n "$(URL)" || { echo "usage: make map URL=http://host/ [OUT=dir] [ARGS='--workers 4']" >&2; exit 2; }
+	@test -n "$(URL)$(SEEDS)" || { echo "usage: make map URL=http://host/ | SEEDS=file [OUT=dir] [ARGS='--workers 4']" >&2; exit 2; }
 	@echo "map output: $(OUT)"
-	$(PY) -m crawler map "$(URL)" --out "$(OUT)" $(ARGS)
+	$(PY) -m crawler map $(SEED_ARGS) --out "$(OUT)" $(ARGS)
 
 test: $(STAMP)
 	$(PY) -m pytest

@@ -1,4 +1,4 @@
-"""Command line: ``python -m crawler [crawl | map] URL [options]``. Parses arguments,
+"""Command line: ``python -m crawler [crawl | map] [URL ...] [--seeds FILE] [options]``. Parses arguments,
 builds a :class:`crawler.config.CrawlConfig`, calls :func:`crawler.api.crawl` (``crawl``,
 the default when the first argument is a URL) or :func:`crawler.api.map_site` (``map``:
 prints the map), maps errors to exit codes. No crawl logic lives here.
@@ -21,8 +21,8 @@ from crawler.config import DEFAULT_SHARDS, DEFAULT_THREADS, MODES, CrawlConfig, 
 from crawler.config import DEFAULT_MAX_PATH_REPEATS, DEFAULT_MAX_PATH_SEGMENTS, DEFAULT_SHARD_BYTES
 from crawler.errors import ConfigError, CrawlerError
 from crawler.shards import COMPRESSIONS
+from crawler.seeds import combine, read_seed_file, seed_url
 from crawler.signals import StopOnSignal
-from crawler.urlnorm import request_url
 
 EXIT_OK, EXIT_ERROR = 0, 2
 
@@ -66,7 +66,12 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
                "'python -m crawler map URL' walks the same links without converting anything "
                "and writes OUT/map.json and OUT/tree.txt (a later crawl in OUT uses it for "
                "its progress total).")
-    p.add_argument("seeds", nargs="+", metavar="URL", help="seed URL(s), http or https")
+    p.add_argument("seeds", nargs="*", metavar="URL",
+                   help="seed URL(s), http or https (at least one, here or in --seeds)")
+    p.add_argument("--seeds", dest="seed_file", metavar="FILE", default=None,
+                   help="also read seed URLs from FILE ('-': standard input): one a line, "
+                        "'#' comments and blank lines ignored; after the URL arguments, "
+                        "duplicates dropped")
     p.add_argument("--out", default="crawl-out", help="output folder, created if missing (default: %(default)s)")
     p.add_argument("--workers", type=_positive_int, default=default_workers(),
                    help="fetcher processes (default: usable cores, here %(default)s)")
@@ -161,14 +166,12 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
 
 def config_from_args(args: argparse.Namespace) -> CrawlConfig:
     """Build and validate the config. Raises ConfigError for a bad seed or setting."""
-    seeds = []
-    for raw in args.seeds:
-        url = request_url(raw)
-        if url is None:
-            raise ConfigError(f"invalid seed URL {raw!r}: need an absolute http:// or https:// URL")
-        seeds.append(url)
+    positional = [seed_url(raw) for raw in args.seeds]
+    from_file = read_seed_file(args.seed_file) if args.seed_file is not None else []
+    if not positional and not from_file:
+        raise ConfigError("no seed URL: give one or more URLs, or --seeds FILE")
     return CrawlConfig(
-        seeds=tuple(dict.fromkeys(seeds)), out_dir=args.out, workers=args.workers,
+        seeds=combine(positional, from_file), out_dir=args.out, workers=args.workers,
         threads=args.threads, queue_size=args.queue_size, max_depth=args.max_depth,
         max_pages=args.max_pages, max_pages_per_site=args.max_pages_per_site,
         allow_domains=tuple(args.allow_domain),

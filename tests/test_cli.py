@@ -15,9 +15,10 @@ from siteserver import Route, SiteServer
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def run_cli(*args: str, timeout: float = 120, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "crawler", *args], cwd=ROOT, capture_output=True,
-                          text=True, timeout=timeout)
+                          text=True, timeout=timeout, input=stdin,
+                          stdin=subprocess.DEVNULL if stdin is None else None)
 
 
 def closed_port() -> int:
@@ -124,3 +125,55 @@ def test_trap_guard_flags_reach_the_config(tmp_path):
     args = build_parser().parse_args(["http://127.0.0.1:1/", "--out", str(tmp_path),
                                       "--max-path-repeats", "3", "--max-path-segments", "40"])
     assert (config_from_args(args).max_path_repeats, config_from_args(args).max_path_segments) == (3, 40)
+
+
+NEED = "need an absolute http:// or https:// URL"
+
+
+@pytest.mark.parametrize("content, line", [
+    (b"# sites\n{seed}\n\nftp://x\n", " line 4: invalid seed URL 'ftp://x': " + NEED),
+    (b"{seed}  # main\n{seed} {seed}\n", " line 2: one URL per line, found '{seed} {seed}'"),
+    (b"{seed}\n# caf\xe9\n", " line 2: not UTF-8 text (byte 0xe9 at column 6)"),
+    (b"\n# nothing\n", ": no seed URL in it (only blank lines and comments)"),
+])
+def test_bad_seed_file_is_a_one_line_error_before_anything_is_fetched(tmp_path, content, line):
+    with SiteServer({"/": Route("<p>home</p>")}) as server:
+        seed = server.url("/")
+        path = tmp_path / "sites.txt"
+        path.write_bytes(content.replace(b"{seed}", seed.encode()))
+        result = run_cli(seed, "--seeds", str(path), "--out", str(tmp_path / "out"))
+        hits = dict(server.hits)
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr == f"crawler: error: {path}{line.replace('{seed}', seed)}\n"
+    assert hits == {} and not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--seeds", "missing.txt"], "cannot read seed file missing.txt: No such file or directory"),
+    (["--seeds", "-"], "stdin: no seed URL in it (only blank lines and comments)"),
+    ([], "no seed URL: give one or more URLs, or --seeds FILE"),
+    (["map"], "no seed URL: give one or more URLs, or --seeds FILE"),
+])
+def test_no_seed_is_a_one_line_error(tmp_path, args, message):
+    if args[:1] == ["map"]:
+        args = ["map", "--out", str(tmp_path / "out")]
+    result = run_cli(*args, "--out", str(tmp_path / "out"), stdin="# empty\n")
+    assert (result.returncode, result.stderr) == (2, f"crawler: error: {message}\n")
+    assert not (tmp_path / "out").exists()
+
+
+def test_seeds_from_stdin_after_the_positional_ones(tmp_path):
+    with SiteServer({"/": Route("<p>a</p>"), "/x": Route("<p>a x</p>")}) as a, \
+            SiteServer({"/": Route("<p>b</p>")}) as b:
+        stdin = f"# batch\n{a.url('/x')}\n{b.url('/')}  # site b\n{a.url('/')}\nHTTP://{b.url('/')[7:]}\n"
+        result = run_cli(a.url("/"), "--seeds", "-", "--out", str(tmp_path / "out"), "--quiet",
+                         "--workers", "1", stdin=stdin)
+        hits = (dict(a.hits), dict(b.hits))
+    assert result.returncode == 0, result.stderr
+    assert hits == ({"/robots.txt": 1, "/": 1, "/x": 1}, {"/robots.txt": 1, "/": 1})
+    with open(tmp_path / "out" / "summary.json", encoding="utf-8") as f:
+        summary = json.load(f)
+    assert summary["seeds"] == [a.url("/"), a.url("/x"), b.url("/")]  # duplicates dropped
+    assert summary["pages"] == 3
+    with open(tmp_path / "out" / "tree.txt", encoding="utf-8") as f:
+        assert f.readline() == a.url("/") + "\n"  # the tree's root is the first seed
