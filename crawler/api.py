@@ -146,8 +146,9 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
     if seed is not None and seed.outcome == FAILED and summary["visited"] == 0:
         raise SeedFailed(f"seed {seed.url} could not be crawled ({seed.error}); "
                          f"outputs in {config.out_dir}")
+    seed_keys = frozenset(config.seed_keys)  # once: thousands of seeds, as many skips
     seed_skips = [reason for task, reason in dispatcher.skipped
-                  if task.url in config.seed_keys and reason.startswith("robots.txt")]
+                  if reason.startswith("robots.txt") and task.url in seed_keys]
     if summary["visited"] == 0 and seed_skips and seed is None:
         raise SeedFailed(f"seed {config.seed_keys[0]} could not be crawled ({seed_skips[0]}); "
                          f"outputs in {config.out_dir}")

@@ -133,7 +133,7 @@ class Dispatcher:
         self._released: set[tuple[str, str]] = set()  # (kind, url): its exchange ended, origin freed
         self.crashes: dict[str, int] = {}  # url -> deaths, for URLs the store has no row for
         self.deaths = 0
-        self.seed_keys = config.seed_keys
+        self.seed_keys = frozenset(config.seed_keys)  # a test per result: O(1) for any number of seeds
         self.fetched: set[str] = set()             # every URL with a record
         self.redirected: set[str] = set()          # URLs recorded as redirects
         self.dispatched = 0  # page tasks dispatched and not undone: --max-pages counts these
@@ -185,7 +185,7 @@ class Dispatcher:
             self.start()
         self.watchdog.start()
         try:
-            keys = self.seed_keys
+            keys = self.config.seed_keys
             for seed, key, won in zip(self.config.seeds, keys, self.table.claim_many(keys)):
                 if won:
                     self.scheduler.push(FetchTask(key, 0, request_url=None if seed == key else seed))
