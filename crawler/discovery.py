@@ -46,8 +46,9 @@ class Discovery:
         self.robots_fetches = 0
         self.sitemaps_seen: set[str] = set()
         self.sitemaps_read = 0
-        #: origin -> its robots.txt outcome, for the per-site report (``200``, ``404``,
-        #: ``unreachable (http 503)``...)
+        #: origin -> its latest robots.txt outcome, for the per-site report (``200``,
+        #: ``404``, ``unreachable (http 503)``...: :meth:`crawler.robots.RobotsRules.status_line`),
+        #: set by every attempt
         self.robots_status: dict[str, str] = {}
 
     def robots_done(self, message: TaskDone, now: float) -> RobotsRules | None:
@@ -57,6 +58,7 @@ class Discovery:
         origin = message.url
         self.robots_fetches += 1
         rules = RobotsRules.from_response(message.status, message.robots_body, message.error)
+        self.robots_status[origin] = rules.status_line()
         host = self.politeness.host(origin)
         if rules.unreachable and host.robots_attempts <= self.config.retries:
             wait = backoff_s(host.robots_attempts - 1, self.config.retry_base_s,
@@ -67,7 +69,6 @@ class Discovery:
         if rules.unreachable:
             log.warning("%s: %s; its URLs are skipped", origin, rules.describe())
         self.politeness.set_robots(origin, rules)
-        self.robots_status[origin] = rules.describe() if rules.unreachable else str(message.status)
         if self.config.sitemaps and origin in self.seed_origins and not rules.unreachable:
             for url in sitemap_candidates(origin, rules.sitemaps):
                 self.push_sitemap(url, 0)

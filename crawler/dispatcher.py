@@ -343,6 +343,8 @@ class Dispatcher:
         if message.outcome == ROBOTS:
             self.pool.release(KIND_ROBOTS, message.url)
             self.discovery.robots_done(message, now)  # first: a Crawl-delay spaces the next request
+            if self.store is not None:  # this attempt's outcome, kept for sites.tsv after a resume
+                self.store.set_robots_status(message.url, self.discovery.robots_status[message.url])
             self._finished(KIND_ROBOTS, message.url, now, message)
             return
         if message.outcome == SITEMAP:

@@ -229,6 +229,16 @@ class RobotsRules:
         delays = [float(d) for d in delays if d is not None]
         return max(delays) if delays else None
 
+    def status_line(self) -> str:
+        """The outcome as a report shows it (``sites.tsv``): the HTTP status of a parsed
+        or unavailable file (``'200'``, ``'404'``: all allowed), ``'unreachable (http
+        503)'`` or ``'unreachable (timeout)'``, or ``'ignored'``."""
+        if self.state == IGNORED:
+            return IGNORED
+        if self.state == UNREACHABLE:
+            return self.describe().removeprefix("robots.txt ")
+        return str(self.status)
+
     def describe(self) -> str:
         """One line for logs and skip reasons, e.g. ``'robots.txt disallows'``,
         ``'robots.txt unreachable (http 503)'``, ``'robots.txt unreachable (timeout)'``,

@@ -41,7 +41,8 @@ visited, failed and skipped ones), then ``DiskFrontier(store)``. In the loop: ``
 (the row is in flight), then ``set_state([url], VISITED | FAILED | SKIPPED, reason)`` for
 the outcome; a discovered URL skipped by a guard before any push: ``add([task], SKIPPED,
 reason)``; a retry waiting its turn: ``update_task(retry, IN_FLIGHT)``, then ``push(retry)``
-when it is due; ``commit()`` every turn.
+when it is due; a robots.txt answer: ``set_robots_status(origin, status)``; ``commit()``
+every turn.
 
 One writer: the process that uses the store (the dispatcher; single-threaded). Another
 process may read the file meanwhile (``sqlite3 state.sqlite 'select state, count(*) ...'``).
@@ -170,6 +171,15 @@ CREATE TABLE IF NOT EXISTS contents (
 );
 """
 
+# The robots.txt outcome of every origin asked, so that a resumed crawl's sites.tsv still
+# has the status of origins an earlier run settled. Created on open when missing, as above.
+_ROBOTS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS robots (
+    origin TEXT PRIMARY KEY,       -- scheme://host[:port] (crawler.robots.origin_of)
+    status TEXT NOT NULL           -- the last outcome: '200', '404', 'unreachable (http 503)'
+);
+"""
+
 _COLUMNS = "seq, url, depth, parent, redirect_chain, request_url, attempt"
 _EMPTY_CHAIN = "[]"
 
@@ -290,7 +300,7 @@ class StateStore:
         conn.execute("PRAGMA synchronous=NORMAL")
         conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         conn.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT_BYTES}")
-        conn.executescript(_CONTENTS_SCHEMA)
+        conn.executescript(_CONTENTS_SCHEMA + _ROBOTS_SCHEMA)
 
     @classmethod
     def open(cls, out_dir: str) -> "StateStore":
@@ -435,6 +445,20 @@ class StateStore:
         counts = dict.fromkeys((CONTENT_FIRST, CONTENT_DUPLICATE, CONTENT_NEAR), 0)
         counts.update(self._connection().execute("SELECT kind, count(*) FROM contents GROUP BY kind"))
         return counts
+
+    # -- robots.txt outcomes ---------------------------------------------------------
+    @_translated
+    def set_robots_status(self, origin: str, status: str) -> None:
+        """Keep ``status``, the latest robots.txt outcome of ``origin``, in one line
+        (:meth:`crawler.robots.RobotsRules.status_line`); replaces the one before. Part
+        of the open transaction."""
+        self._writer().execute("INSERT OR REPLACE INTO robots (origin, status) VALUES (?, ?)",
+                               (origin, status))
+
+    @_translated
+    def robots_statuses(self) -> dict[str, str]:
+        """``{origin: status}`` of every origin whose robots.txt was asked, over every run."""
+        return dict(self._connection().execute("SELECT origin, status FROM robots"))
 
     # -- URL rows ------------------------------------------------------------------
     @_translated
@@ -592,6 +616,17 @@ class StateStore:
         totals = dict.fromkeys(STATES, 0)
         totals.update(self._connection().execute("SELECT state, count(*) FROM urls GROUP BY state"))
         return totals
+
+    @_translated
+    def origin_counts(self) -> tuple[int, int]:
+        """``(origins, busy)``: the origins with at least one row (a claimed URL), and
+        those of them with a row still waiting or in flight. Scans the table: call it
+        for a report."""
+        conn = self._connection()
+        origins = conn.execute("SELECT count(DISTINCT origin) FROM urls").fetchone()[0]
+        busy = conn.execute("SELECT count(DISTINCT origin) FROM urls WHERE state IN (?, ?)",
+                            (FRONTIER, IN_FLIGHT)).fetchone()[0]
+        return origins, busy
 
     @_translated
     def reason_counts(self, state: str) -> dict[str | None, int]:

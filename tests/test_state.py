@@ -211,6 +211,41 @@ def test_a_state_file_without_the_content_registry_gains_it(path):
         store.close()
 
 
+def test_robots_statuses_keep_the_last_per_origin_across_a_reopen(path):
+    store = StateStore(path)
+    store.set_robots_status("http://a.example", "unreachable (http 503)")
+    store.set_robots_status("https://a.example", "404")
+    store.set_robots_status("http://a.example", "200")  # a later attempt answered
+    assert store.robots_statuses() == {"http://a.example": "200", "https://a.example": "404"}
+    store.close()
+    with StateStore(path) as again:
+        assert again.robots_statuses() == {"http://a.example": "200", "https://a.example": "404"}
+
+
+def test_a_state_file_without_the_robots_table_gains_it(path):
+    StateStore(path).close()
+    db = sqlite3.connect(path)
+    db.execute("DROP TABLE robots")  # a file written before the table existed
+    db.close()
+    with StateStore(path) as store:
+        assert store.robots_statuses() == {}
+        store.set_robots_status("http://a.example:8080", "ignored")
+        assert store.robots_statuses() == {"http://a.example:8080": "ignored"}
+
+
+def test_origin_counts_all_and_with_urls_left(store):
+    assert store.origin_counts() == (0, 0)
+    store.add([page("a"), page("b", host="b.example"), page("c", host="c.example")])
+    store.set_state(["http://a.example/a"], VISITED, "page")
+    store.add([page("x", host="d.example")], SKIPPED, "robots.txt disallows")
+    assert store.origin_counts() == (4, 2)  # b and c wait
+    frontier = DiskFrontier(store)
+    frontier.pop("http://b.example")  # in flight: not done either
+    assert store.origin_counts() == (4, 2)
+    store.set_state(["http://b.example/b"], FAILED, "http 404")
+    assert store.origin_counts() == (4, 1)
+
+
 def test_states_counts_reasons_and_crashes(store):
     store.add(page(f"u{i}", i % 3) for i in range(10))
     store.add([page("s1"), page("s2")], SKIPPED, reason="url too long")
