@@ -8,6 +8,7 @@ Output folder after a crawl:
     edges.tsv        all edges, de-duplicated and sorted, with a header line
     tree.txt         the site tree, breadth-first from the seed, two spaces per level
     skipped.tsv      URLs claimed but not fetched (page limit or stop), with the reason
+    sites.tsv        per origin: pages, failures, skips, robots.txt status, bytes, fetch times
     summary.json     counts that reconcile: claimed = visited + failed + skipped
     warc-NN-*.warc.gz  with ``warc``: fetcher NN's raw HTTP exchanges (:mod:`crawler.warc`)
 
@@ -31,10 +32,11 @@ from crawler.dispatcher import IN_FLIGHT, Dispatcher
 from crawler.errors import CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
 from crawler.graph import LinkGraph, write_tree
 from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
+from crawler.robots import origin_of
 from crawler.shards import finish_shards, write_manifest
 from crawler.signals import StopOnSignal, signals_deferred
 from crawler.visited import start_manager
-from crawler import map_report, mirror, resume, warc
+from crawler import map_report, mirror, resume, sites, warc
 from crawler.state import CONTENT_DUPLICATE, CONTENT_NEAR
 from crawler.state import FAILED as FAILED_STATE, VISITED as VISITED_STATE, DiskFrontier, StateStore
 
@@ -222,7 +224,7 @@ def finish_page_shards(config: CrawlConfig) -> dict:
 def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | None,
                    wall_s: float, aborted: CrawlerError | None = None) -> dict:
     """Merge edges, derive the tree, list skipped URLs, compress the page shards, write
-    ``manifest.json`` and ``summary.json``.
+    ``manifest.json``, ``sites.tsv`` and ``summary.json``.
 
     Args:
         states: the visited table's per-state counts, or None if the table was lost.
@@ -277,6 +279,13 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         claimed = sum(states.values())
         reconciled = (claimed == states["visited"] + states["failed"] + states["skipped"]
                       and states["visited"] == c.visited and states["failed"] == c.failed)
+    finish_page_shards(config)
+    robots = dispatcher.store.robots_statuses() if dispatcher.store is not None else {}
+    site_count = sites.write_sites(out, (row[0] for row in skipped), robots, config.obey_robots)
+    if dispatcher.store is not None:  # every run's claims
+        site_count, busy = dispatcher.store.origin_counts()
+    else:  # the report's origins; those with URLs left for a resume are not done
+        busy = len({origin_of(task.url) for task, _ in dispatcher.unfinished})
     summary = {
         "seeds": list(config.seeds),
         "claimed": claimed,
@@ -285,6 +294,8 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "skipped": states["skipped"],
         "in_flight": states["in_flight"],
         "reconciled": reconciled,
+        "sites": site_count,
+        "sites_done": site_count - busy,
         "pages": c.outcomes[PAGE],
         "non_html": c.outcomes[NON_HTML],
         "redirects": c.outcomes[REDIRECT],
@@ -311,7 +322,6 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "threads": config.threads,
         "start_method": dispatcher.ctx.get_start_method(),
     }
-    finish_page_shards(config)
     if config.mirror:  # after a resume too: the records of every run
         try:
             summary["mirror_files"] = mirror.write_mirror(out)

@@ -118,6 +118,7 @@ def summary_table(summary: dict) -> str:
             ("near duplicates", summary.get("near_duplicates", 0)),
             ("failed", summary["failed"]), ("skipped", summary["skipped"]),
             ("claimed", summary["claimed"]), ("reconciled", summary["reconciled"]),
+            ("sites", summary.get("sites", "-")), ("sites done", summary.get("sites_done", "-")),
             ("wall s", summary["wall_s"]), ("pages/s", summary["pages_per_s"]),
             ("peak memory MiB", round(summary["peak_rss_bytes"] / 2**20)),
             ("stopped", summary["stopped"] or "-")]

@@ -46,7 +46,7 @@ _FLAGS = {"seeds": "seeds", "allow_domains": "--allow-domain", "include": "--inc
           "exclude": "--exclude"}
 #: Output files a ``--restart`` removes (and nothing else in the folder).
 OUTPUT_PATTERNS = ("pages-*.jsonl", "edges-*.tsv", "edges.tsv", "tree.txt", "skipped.tsv",
-                   "summary.json", STATE_FILE, STATE_FILE + "-wal", STATE_FILE + "-shm",
+                   "sites.tsv", "summary.json", STATE_FILE, STATE_FILE + "-wal", STATE_FILE + "-shm",
                    WARC_GLOB, WARC_GLOB + OPEN_SUFFIX,
                    "pages-*.jsonl.zst", "pages-*.jsonl.gz", "pages-*.jsonl.*" + TEMP_SUFFIX,
                    MANIFEST_FILE, MANIFEST_FILE + TEMP_SUFFIX,

@@ -61,7 +61,8 @@ def test_off_shows_nothing(caplog):
 def test_summary_table():
     summary = {"pages": 8, "non_html": 1, "redirects": 4, "duplicates": 0, "near_duplicates": 3,
                "failed": 2,
-               "skipped": 1, "claimed": 16, "reconciled": True, "wall_s": 1.5, "pages_per_s": 5.3,
+               "skipped": 1, "claimed": 16, "reconciled": True, "sites": 3, "sites_done": 2,
+               "wall_s": 1.5, "pages_per_s": 5.3,
                "peak_rss_bytes": 200 * 2**20, "stopped": None,
                "failed_by_reason": {"http 404": 2}, "skipped_by_reason": {"robots.txt disallows": 1}}
     assert summary_table(summary).splitlines() == [
@@ -70,6 +71,7 @@ def test_summary_table():
         "near duplicates                3",
         "failed                         2", "skipped                        1",
         "claimed                        16", "reconciled                     True",
+        "sites                          3", "sites done                     2",
         "wall s                         1.5", "pages/s                        5.3",
         "peak memory MiB                200", "stopped                        -",
         "failed: http 404               2", "skipped: robots.txt disallows  1"]

@@ -131,7 +131,8 @@ def test_without_warc_no_file_is_written(tmp_path):
         run_crawl(tmp_path, site.url("/"), workers=1, threads=1)
     assert warc_files(str(tmp_path / "out")) == []
     assert sorted(os.listdir(tmp_path / "out")) == [
-        "edges-00.tsv", "edges.tsv", "manifest.json", "pages-00-00000.jsonl", "skipped.tsv",
+        "edges-00.tsv", "edges.tsv", "manifest.json", "pages-00-00000.jsonl", "sites.tsv",
+        "skipped.tsv",
         "state.sqlite", "summary.json", "tree.txt"]
 
 
