@@ -174,6 +174,6 @@ def test_seeds_from_stdin_after_the_positional_ones(tmp_path):
     with open(tmp_path / "out" / "summary.json", encoding="utf-8") as f:
         summary = json.load(f)
     assert summary["seeds"] == [a.url("/"), a.url("/x"), b.url("/")]  # duplicates dropped
-    assert summary["pages"] == 3
+    assert (summary["pages"], summary["sites"], summary["sites_done"]) == (3, 2, 2)
     with open(tmp_path / "out" / "tree.txt", encoding="utf-8") as f:
         assert f.readline() == a.url("/") + "\n"  # the tree's root is the first seed
