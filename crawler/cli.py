@@ -1,6 +1,7 @@
-"""Command line: ``python -m crawler [crawl | map] [URL ...] [--seeds FILE] [options]``. Parses arguments,
-builds a :class:`crawler.config.CrawlConfig`, calls :func:`crawler.api.crawl` (``crawl``,
-the default when the first argument is a URL) or :func:`crawler.api.map_site` (``map``:
+"""Command line: ``python -m crawler [crawl | map] [URL ...] [--seeds FILE] [options]``.
+Parses arguments (seed files through :mod:`crawler.seeds`), builds a
+:class:`crawler.config.CrawlConfig`, calls :func:`crawler.api.crawl` (``crawl``, the
+default when the first argument is not a command) or :func:`crawler.api.map_site` (``map``:
 prints the map), maps errors to exit codes. No crawl logic lives here.
 
 Exit codes: 0 the crawl completed (or was stopped cleanly), 2 bad input or a fatal error
