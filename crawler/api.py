@@ -33,6 +33,7 @@ from crawler.errors import CrawlerError, FetcherDied, ManagerDied, OutputError, 
 from crawler.graph import LinkGraph, write_tree
 from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
 from crawler.robots import origin_of
+from crawler.scheduler import SITE_LIMIT
 from crawler.shards import finish_shards, write_manifest
 from crawler.signals import StopOnSignal, signals_deferred
 from crawler.visited import start_manager
@@ -283,9 +284,11 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
     robots = dispatcher.store.robots_statuses() if dispatcher.store is not None else {}
     site_count = sites.write_sites(out, (row[0] for row in skipped), robots, config.obey_robots)
     if dispatcher.store is not None:  # every run's claims
-        site_count, busy = dispatcher.store.origin_counts()
-    else:  # the report's origins; those with URLs left for a resume are not done
-        busy = len({origin_of(task.url) for task, _ in dispatcher.unfinished})
+        site_count = dispatcher.store.origin_count()
+    # Not done: an origin with URLs this run left (waiting, in flight, due for a retry),
+    # unless only its --max-pages-per-site was reached (a resume skips them again).
+    busy = len({origin_of(task.url) for task, reason in dispatcher.unfinished
+                if reason != SITE_LIMIT})
     summary = {
         "seeds": list(config.seeds),
         "claimed": claimed,

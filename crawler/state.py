@@ -618,15 +618,10 @@ class StateStore:
         return totals
 
     @_translated
-    def origin_counts(self) -> tuple[int, int]:
-        """``(origins, busy)``: the origins with at least one row (a claimed URL), and
-        those of them with a row still waiting or in flight. Scans the table: call it
+    def origin_count(self) -> int:
+        """The origins with at least one row (a claimed URL). Scans the table: call it
         for a report."""
-        conn = self._connection()
-        origins = conn.execute("SELECT count(DISTINCT origin) FROM urls").fetchone()[0]
-        busy = conn.execute("SELECT count(DISTINCT origin) FROM urls WHERE state IN (?, ?)",
-                            (FRONTIER, IN_FLIGHT)).fetchone()[0]
-        return origins, busy
+        return self._connection().execute("SELECT count(DISTINCT origin) FROM urls").fetchone()[0]
 
     @_translated
     def reason_counts(self, state: str) -> dict[str | None, int]:

@@ -198,3 +198,14 @@ def test_ignore_robots_says_so_for_every_site(tmp_path):
     rows = read_sites(out)
     assert [(row[0], row[1], row[4], row[5], row[6]) for row in rows] == sorted(  # /private 404s
         [(b.base, "2", "1", "0", "ignored"), (c.base, "1", "0", "0", "ignored")])
+
+
+def test_a_site_at_its_page_limit_is_done(tmp_path):
+    out = str(tmp_path / "out")
+    with SiteServer(site_a()) as a, SiteServer(site_b()) as b:
+        summary = run(out, (a, b), max_pages_per_site=2)
+    rows = {row[0]: row for row in read_sites(out)}
+    assert rows[a.base][1:7] == ["2", "0", "0", "0", "4", "404"]  # /, /a1; 4 links left
+    assert rows[b.base][1:7] == ["2", "0", "0", "0", "1", "200"]  # /, /b; /private left
+    assert summary["skipped_by_reason"] == {"max-pages-per-site": 5}
+    assert (summary["sites"], summary["sites_done"]) == (2, 2)  # a resume would skip them again

@@ -233,17 +233,12 @@ def test_a_state_file_without_the_robots_table_gains_it(path):
         assert store.robots_statuses() == {"http://a.example:8080": "ignored"}
 
 
-def test_origin_counts_all_and_with_urls_left(store):
-    assert store.origin_counts() == (0, 0)
-    store.add([page("a"), page("b", host="b.example"), page("c", host="c.example")])
-    store.set_state(["http://a.example/a"], VISITED, "page")
+def test_origin_count(store):
+    assert store.origin_count() == 0
+    store.add([page("a"), page("b"), page("c", host="c.example")])
     store.add([page("x", host="d.example")], SKIPPED, "robots.txt disallows")
-    assert store.origin_counts() == (4, 2)  # b and c wait
-    frontier = DiskFrontier(store)
-    frontier.pop("http://b.example")  # in flight: not done either
-    assert store.origin_counts() == (4, 2)
-    store.set_state(["http://b.example/b"], FAILED, "http 404")
-    assert store.origin_counts() == (4, 1)
+    store.set_state(["http://a.example/a"], VISITED, "page")
+    assert store.origin_count() == 3
 
 
 def test_states_counts_reasons_and_crashes(store):
