@@ -311,6 +311,7 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "sitemaps_read": dispatcher.sitemaps_read,
         "retries": dispatcher.retries_scheduled,
         "fetcher_deaths": dispatcher.deaths,
+        "stalls": dispatcher.watchdog.stalls,
         "stopped": str(aborted) if aborted is not None else dispatcher.stop_reason,
         "edges": edge_count,
         "body_bytes": c.body_bytes,

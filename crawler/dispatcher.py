@@ -589,13 +589,21 @@ class Dispatcher:
         for task in self.retries.drain():
             self.frontier.push(task)
         tasks = [task for task in self.frontier.drain() if task.kind in (KIND_PAGE, KIND_FAIL)]  # claimed
-        rows = [(task, SITE_LIMIT if self.scheduler.site_full(origin_of(task.url)) else reason)
-                for task in tasks]
+        rows = [(task, self._left_reason(task, reason)) for task in tasks]
         self.skipped.extend(rows)
         self.unfinished.extend(rows)  # a resume takes them up
         self._flush_skips()
         for start in range(0, len(tasks), 1000):
             self.table.mark_many([t.url for t in tasks[start:start + 1000]], "skipped")
+
+    def _left_reason(self, task: FetchTask, reason: str) -> str:
+        """Why a task left in the frontier was not fetched: robots.txt (known) disallows
+        it, else its site is at its limit, else ``reason`` (the stop or limit)."""
+        origin = origin_of(task.url)
+        host = self.politeness.hosts.get(origin)
+        if host is not None and host.robots is not None and not self.politeness.allowed(origin, task.url):
+            return host.robots.describe()
+        return SITE_LIMIT if self.scheduler.site_full(origin) else reason
 
     # -- reporting -----------------------------------------------------------------
     def sites(self) -> tuple[int, int]:

@@ -13,7 +13,8 @@ the dispatcher uses, so another backend (Redis, disk) is an addition, not a rewr
 from __future__ import annotations
 
 import collections
-from typing import Iterator, Protocol
+import heapq
+from typing import Callable, Iterator, Protocol
 
 from crawler.messages import FetchTask
 from crawler.robots import origin_of
@@ -89,5 +90,21 @@ class MemoryFrontier:
 
     def drain(self) -> Iterator[FetchTask]:
         """Remove and yield every task, lowest depth first."""
-        while self._size:
-            yield self.pop()
+        return drain_in_order(self, lambda origin: min(self._by_origin[origin], default=None)
+                              if origin in self._by_origin else None)
+
+
+def drain_in_order(frontier, min_depth: Callable[[str], int | None]) -> Iterator[FetchTask]:
+    """Pop every task of ``frontier`` in the order that repeated ``pop()`` gives (the
+    origin with the lowest waiting depth first, ties by :meth:`Frontier.origins` order),
+    in O(log origins) per task instead of a scan of every origin per task (a stop with a
+    million URLs waiting over 10,000 origins). ``min_depth(origin)`` is the origin's
+    lowest waiting depth, ``None`` when it has nothing waiting."""
+    heap = [(min_depth(origin), rank, origin) for rank, origin in enumerate(frontier.origins())]
+    heapq.heapify(heap)
+    while heap:
+        _depth, rank, origin = heapq.heappop(heap)
+        yield frontier.pop(origin)
+        depth = min_depth(origin)
+        if depth is not None:
+            heapq.heappush(heap, (depth, rank, origin))

@@ -67,8 +67,15 @@ def check_settings(stored: dict, config) -> None:
     changed = [key for key in UNSAFE_TO_CHANGE if stored.get(key) != current[key]]
     if changed:
         key = changed[0]
-        raise ConfigError(f"{config.out_dir} holds a crawl with {_FLAGS[key]} {stored.get(key)}, "
-                          f"not {current[key]}; use --restart to start over, or another --out")
+        raise ConfigError(f"{config.out_dir} holds a crawl with {_FLAGS[key]} {_short(stored.get(key))}, "
+                          f"not {_short(current[key])}; use --restart to start over, or another --out")
+
+
+def _short(value, limit: int = 200) -> str:
+    """``value`` as text, cut to about ``limit`` characters (a seed list of 10,000 URLs
+    must not make a one-line error of megabytes)."""
+    text = str(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
 
 
 def remove_outputs(out_dir: str) -> None:

@@ -87,6 +87,7 @@ import sqlite3
 from typing import Iterable, Iterator
 
 from crawler.errors import CrawlerError
+from crawler.frontier import drain_in_order
 from crawler.messages import KIND_PAGE, FetchTask
 from crawler.robots import origin_of
 
@@ -1007,5 +1008,7 @@ class DiskFrontier:
     def drain(self) -> Iterator[FetchTask]:
         """Pop and yield every waiting task, lowest depth first (their rows end up
         ``IN_FLIGHT``: the dispatcher then marks them skipped)."""
-        while self._size:
-            yield self.pop()
+        def min_depth(origin: str) -> int | None:
+            entry = self._origins.get(origin)
+            return min(entry.depths) if entry is not None else None
+        return drain_in_order(self, min_depth)

@@ -64,6 +64,15 @@ def test_max_pages_per_site_is_exact_for_every_site(tmp_path):
     assert summary["reconciled"] and summary["stopped"] is None
 
 
+def test_a_url_robots_txt_disallows_keeps_that_reason_at_the_site_limit(tmp_path):
+    routes = site_routes()
+    routes["/robots.txt"] = Route("User-agent: *\nDisallow: /p5\n", content_type="text/plain")
+    with SiteServer(routes) as server:
+        summary = run(tmp_path, [server], max_pages_per_site=2)
+        assert "/p5" not in server.hits
+    assert summary["skipped_by_reason"] == {SITE_LIMIT: 3, "robots.txt disallows": 1}
+
+
 def test_max_pages_per_site_holds_over_a_resume(tmp_path):
     with three_sites() as servers:
         first = run(tmp_path, servers, max_pages=4, max_pages_per_site=3)
