@@ -7,7 +7,9 @@ from __future__ import annotations
 import re
 import time
 
+import hypothesis
 import pytest
+from hypothesis import strategies as st
 from protego import Protego
 
 from crawler import robots
@@ -44,6 +46,19 @@ def test_constants():
     ("http://127.0.0.1:5000/robots.txt", "http://127.0.0.1:5000"),
 ])
 def test_origin_of(url, expected):
+    assert origin_of(url) == expected
+
+
+@hypothesis.given(st.sampled_from(["http://", "https://", "HTTP://", "http:/", "ftp://", ""]),
+                  st.text(alphabet="ab1:@[]/?#.%-", max_size=30))
+def test_origin_of_fast_path_agrees_with_the_rfc_3986_split(prefix, rest):
+    url = prefix + rest
+    try:
+        expected = robots._origin_by_split(url)
+    except ValueError:
+        with pytest.raises(ValueError):
+            origin_of(url)
+        return
     assert origin_of(url) == expected
 
 

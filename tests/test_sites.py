@@ -207,5 +207,6 @@ def test_a_site_at_its_page_limit_is_done(tmp_path):
     rows = {row[0]: row for row in read_sites(out)}
     assert rows[a.base][1:7] == ["2", "0", "0", "0", "4", "404"]  # /, /a1; 4 links left
     assert rows[b.base][1:7] == ["2", "0", "0", "0", "1", "200"]  # /, /b; /private left
-    assert summary["skipped_by_reason"] == {"max-pages-per-site": 5}
+    # /private keeps its own reason: robots.txt disallows it, whatever the limit
+    assert summary["skipped_by_reason"] == {"max-pages-per-site": 4, "robots.txt disallows": 1}
     assert (summary["sites"], summary["sites_done"]) == (2, 2)  # a resume would skip them again
