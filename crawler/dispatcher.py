@@ -589,21 +589,26 @@ class Dispatcher:
         for task in self.retries.drain():
             self.frontier.push(task)
         tasks = [task for task in self.frontier.drain() if task.kind in (KIND_PAGE, KIND_FAIL)]  # claimed
-        rows = [(task, self._left_reason(task, reason)) for task in tasks]
+        rows = []
+        for task in tasks:
+            disallowed = self._disallowed_reason(task)
+            if disallowed is not None:  # final, as any robots.txt skip: a resume skips it too
+                self._skip(task, disallowed)
+            else:
+                rows.append((task, SITE_LIMIT if self.scheduler.site_full(origin_of(task.url)) else reason))
         self.skipped.extend(rows)
         self.unfinished.extend(rows)  # a resume takes them up
         self._flush_skips()
-        for start in range(0, len(tasks), 1000):
-            self.table.mark_many([t.url for t in tasks[start:start + 1000]], "skipped")
+        for start in range(0, len(rows), 1000):
+            self.table.mark_many([task.url for task, _ in rows[start:start + 1000]], "skipped")
 
-    def _left_reason(self, task: FetchTask, reason: str) -> str:
-        """Why a task left in the frontier was not fetched: robots.txt (known) disallows
-        it, else its site is at its limit, else ``reason`` (the stop or limit)."""
+    def _disallowed_reason(self, task: FetchTask) -> str | None:
+        """robots.txt's reason if the origin's known robots.txt disallows ``task``."""
         origin = origin_of(task.url)
         host = self.politeness.hosts.get(origin)
         if host is not None and host.robots is not None and not self.politeness.allowed(origin, task.url):
             return host.robots.describe()
-        return SITE_LIMIT if self.scheduler.site_full(origin) else reason
+        return None
 
     # -- reporting -----------------------------------------------------------------
     def sites(self) -> tuple[int, int]:
