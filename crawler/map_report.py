@@ -64,14 +64,16 @@ NO_TYPE = "(none)"
 
 def map_settings(config) -> dict:
     """The settings that decide which URLs a walk reaches (JSON-able): seeds and scope
-    (:func:`crawler.resume.crawl_settings`), depth limit, robots.txt, sitemaps and the
-    trap guards. A crawl reuses a map only when all of them are equal."""
+    (:func:`crawler.resume.crawl_settings`), depth limit, robots.txt, sitemaps, the
+    trap guards and the per-site limit. A crawl reuses a map only when all of them are
+    equal."""
     return {**crawl_settings(config), "max_depth": config.max_depth,
             "obey_robots": config.obey_robots, "sitemaps": config.sitemaps,
             "max_url_length": config.max_url_length,
             "max_query_variants": config.max_query_variants,
             "max_path_repeats": config.max_path_repeats,
-            "max_path_segments": config.max_path_segments}
+            "max_path_segments": config.max_path_segments,
+            "max_pages_per_site": config.max_pages_per_site}
 
 
 def section_of(url: str) -> str:

@@ -152,9 +152,11 @@ def test_restart_of_a_crawl_keeps_the_map_and_another_scope_does_not_use_it(tmp_
             assert expected_urls(config(server, out, max_pages=4)) == 4
             assert expected_urls(config(server, out, exclude=("deep",))) is None
             assert expected_urls(config(server, out, max_depth=1)) is None
-    assert caplog.messages[-2] == (f"{out / 'map.json'} not used for the progress total: it maps "
+            assert expected_urls(config(server, out, max_pages_per_site=5)) is None
+    assert caplog.messages[-3] == (f"{out / 'map.json'} not used for the progress total: it maps "
                                    "exclude [] , this crawl has ['deep']".replace(" ,", ","))
-    assert "it maps max_depth None, this crawl has 1" in caplog.messages[-1]
+    assert "it maps max_depth None, this crawl has 1" in caplog.messages[-2]
+    assert "it maps max_pages_per_site None, this crawl has 5" in caplog.messages[-1]
 
 
 def test_a_map_cut_by_max_pages_is_incomplete_and_not_reused(tmp_path, caplog):
