@@ -239,6 +239,7 @@ class Dispatcher:
                 self.last_progress_at = now
             if now >= self._next_liveness_check:
                 self._next_liveness_check = now + LIVENESS_CHECK_S
+                self.pool.kill_hung(now)
                 self._check_children()
             if self.stop_reason is not None and not self._unqueued:
                 self._unqueue()
@@ -272,8 +273,14 @@ class Dispatcher:
         return bool(self.retries) or (self._may_dispatch() and self.scheduler.schedulable())
 
     def work_waiting(self) -> bool:
-        """Tasks waiting in the frontier, in flight or for a retry (the watchdog's test)."""
-        return bool(len(self.frontier) or self.pool.outstanding() or self.retries)
+        """Tasks in flight, or due now and not dispatched: the watchdog's test. Waiting for
+        a time (a Retry-After, a Crawl-delay) is not a stall. Read from the watchdog's
+        thread: it only reads."""
+        if self.pool.outstanding():
+            return True
+        now = time.monotonic()
+        return any(at is not None and at <= now
+                   for at in (self.retries.next_due(), self.scheduler.peek_wake()))
 
     def _fill(self, now: float) -> None:
         """Hand out every task that is due, while the capacity gate has room."""
@@ -447,7 +454,9 @@ class Dispatcher:
         self.retries.push(retry, now + wait)
         if self.store is not None and retry.kind == KIND_PAGE:
             self.store.update_task(retry, IN_FLIGHT_STATE)  # its attempt survives a crash
-        self.dispatched -= 1  # the same URL again: not another one for --max-pages
+        # the same URL again, not another one for the limits: while it waits, its place
+        # may go to another URL, and if a limit is reached meanwhile it is skipped
+        self.dispatched -= 1
         self.scheduler.undone(task)
         self.retries_scheduled += 0 if deferred else 1
         log.info("%s: %s; attempt %d in %.1f s", task.url, message.error, retry.attempt + 1, wait)
@@ -505,6 +514,8 @@ class Dispatcher:
                 state = self.table.state(task.url)
                 if state in ("visited", "failed"):  # recorded; only its result was lost
                     self._lost_result(worker_id, task.url, state)
+                    self.dispatched += 1  # it was fetched: it counts for the limits
+                    self.scheduler.recount(task)
                     continue
                 if self._bump_crashes(task.url) >= MAX_CRASHES:
                     task = dataclasses.replace(task, kind=KIND_FAIL)

@@ -36,6 +36,11 @@ log = logging.getLogger("crawler")
 UNQUEUE_WAIT_S = 0.2
 #: Seconds given to the fetchers to exit after STOP before they are killed.
 JOIN_TIMEOUT_S = 10.0
+#: A fetcher that holds tasks and has sent nothing for ``--total-timeout`` plus this many
+#: seconds is hung (stopped, stuck in a call that never returns): it is killed, and its
+#: tasks go back to the frontier as a dead fetcher's do. Every fetch ends within
+#: ``--total-timeout``, and the page work after it within seconds.
+HUNG_GRACE_S = 30.0
 
 
 class FetcherPool:
@@ -60,6 +65,7 @@ class FetcherPool:
         self.task_queues: dict[int, object] = {}
         self.result_pipes: dict[int, object] = {}  # fetcher id -> read end of its pipe
         self.load: dict[int, int] = {}  # fetcher id -> tasks given and not reported
+        self.heard_at: dict[int, float] = {}  # fetcher id -> monotonic time of its last message
         #: (kind, url) -> (fetcher id, task, monotonic time given)
         self.owner: dict[tuple[str, str], tuple[int, FetchTask, float]] = {}
         self._next_id = 0
@@ -88,11 +94,26 @@ class FetcherPool:
         self.result_pipes[worker_id] = reader
         self.task_queues[worker_id] = tasks
         self.load[worker_id] = 0
+        self.heard_at[worker_id] = time.monotonic()
         return worker_id
 
     def dead(self) -> list[int]:
         """Fetchers whose process has exited."""
         return [wid for wid, process in self.processes.items() if process.exitcode is not None]
+
+    def kill_hung(self, now: float) -> list[int]:
+        """SIGKILL each fetcher that holds tasks and has sent nothing for
+        ``total_timeout_s + HUNG_GRACE_S`` seconds; returns their ids (their death is
+        then seen as any death: an EOF on the pipe, an exit code)."""
+        limit = self.config.total_timeout_s + HUNG_GRACE_S
+        hung = [wid for wid, load in self.load.items()
+                if load and now - self.heard_at.get(wid, now) > limit and wid in self.processes]
+        for worker_id in hung:
+            process = self.processes[worker_id]
+            log.warning("fetcher %d (pid %s) holds %d task(s) and sent nothing for %.0f s: "
+                        "killing it", worker_id, process.pid, self.load[worker_id], now - self.heard_at[worker_id])
+            process.kill()
+        return hung
 
     def remove(self, worker_id: int) -> tuple[object, list]:
         """Forget a dead fetcher's process, queue and pipe. Returns ``(process,
@@ -113,6 +134,7 @@ class FetcherPool:
         tasks.cancel_join_thread()
         tasks.close()
         self.load.pop(worker_id, None)
+        self.heard_at.pop(worker_id, None)
         return process, messages
 
     def held_by(self, worker_id: int) -> list[FetchTask]:
@@ -171,9 +193,12 @@ class FetcherPool:
         closed; call :meth:`remove` for each."""
         by_reader = {reader: worker_id for worker_id, reader in self.result_pipes.items()}
         messages, dead = [], []
-        for reader in multiprocessing.connection.wait(list(by_reader), timeout):
+        ready = multiprocessing.connection.wait(list(by_reader), timeout)
+        now = time.monotonic()
+        for reader in ready:
             try:
                 messages.append(reader.recv())
+                self.heard_at[by_reader[reader]] = now
             except (EOFError, OSError):
                 worker_id = by_reader[reader]
                 del self.result_pipes[worker_id]

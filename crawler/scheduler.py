@@ -81,6 +81,13 @@ class Scheduler:
             self.per_site[origin] = self.per_site.get(origin, 1) - 1
             self.refresh(origin)
 
+    def recount(self, task: FetchTask) -> None:
+        """A page task undone (:meth:`undone`) was fetched after all (its result was
+        lost with its fetcher): it counts against its site's limit again."""
+        origin = origin_of(task.url)
+        self.per_site[origin] = self.per_site.get(origin, 0) + 1
+        self.refresh(origin)
+
     def refresh(self, origin: str) -> None:
         """Put ``origin`` in the heap at the time it may next take a request, if it has
         work and is not blocked; else leave it out (a later event brings it back)."""
@@ -138,6 +145,14 @@ class Scheduler:
         while heap and self._entry.get(heap[0][2]) != heap[0][:2]:
             heapq.heappop(heap)  # drop stale entries so the time is a live origin's
         return heap[0][0] if heap else None
+
+    def peek_wake(self) -> float | None:
+        """The heap's earliest time, stale entries included (no clean-up: safe to read
+        from another thread), or ``None``."""
+        try:
+            return self._heap[0][0]
+        except IndexError:
+            return None
 
     def schedulable(self) -> bool:
         """True if some origin has work that may be dispatched now or later."""

@@ -166,15 +166,15 @@ class PageProcessor:
         """Fetch the robots.txt of the origin ``task.url``, following up to five
         redirects, to any host (RFC 9309 section 2.3.1.2); nothing is written."""
         url = robots_url(task.url)
-        try:
-            response = client.get(url)
+        try:  # only the first ROBOTS_MAX_BYTES are used (RFC 9309 2.5): no more are read
+            response = client.get(url, ROBOTS_MAX_BYTES)
             for _ in range(ROBOTS_MAX_REDIRECTS):
                 if response.location is None:
                     break
                 url = request_url(response.location, response.url)
                 if url is None:
                     break
-                response = client.get(url)
+                response = client.get(url, ROBOTS_MAX_BYTES)
         except FetchError as exc:
             return TaskDone(self.worker_id, task.url, ROBOTS, None, exc.reason)
         body = response.body[:ROBOTS_MAX_BYTES] if 200 <= response.status < 300 else None

@@ -480,3 +480,12 @@ def test_a_key_offered_once_is_not_sent_to_the_table_again(make, monkeypatch):
     assert h.table.state(url("/")) == "visited" and h.table.state(url("/b")) == "in_flight"
     # the edges still list every link, offered before or not
     assert sum(1 for e in h.edges() if e.startswith(url("/a") + "\t")) == 3
+
+
+def test_a_huge_robots_txt_is_read_only_up_to_its_limit(make):
+    from crawler.robots import ROBOTS_MAX_BYTES
+    h = make({"/robots.txt": Route("User-agent: *\nDisallow: /x\n" + "#" * (3 * ROBOTS_MAX_BYTES),
+                                   content_type="text/plain")})
+    done = h.run_task(FetchTask(h.site.url("/").rstrip("/"), 0, kind=KIND_ROBOTS))
+    assert (done.outcome, done.status) == (ROBOTS, 200)
+    assert done.body_bytes == len(done.robots_body) == ROBOTS_MAX_BYTES  # not 1.5 MB read
