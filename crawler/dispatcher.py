@@ -61,13 +61,14 @@ from crawler.errors import CrawlerError, FetcherDied, ManagerDied
 from crawler.fetch import DEFAULT_USER_AGENT
 from crawler.frontier import MemoryFrontier
 from crawler.messages import (
-    DEFERRED, FAILED, KIND_FAIL, KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, MAX_CRASHES, PAGE, REDIRECT,
+    DEFERRED, FAILED, KIND_FAIL, KIND_PAGE, KIND_ROBOTS, KIND_ROBOTS_REDIRECT, KIND_SITEMAP, MAX_CRASHES, PAGE,
+    REDIRECT,
     RETRY, ROBOTS, SITEMAP, Exchanged, FetchTask, TaskDone)
 from crawler.politeness import Politeness
 from crawler.pool import FetcherPool
 from crawler.progress import Progress, ProgressStats
 from crawler.retry import RetryQueue, backoff_s
-from crawler.robots import origin_of
+from crawler.robots import ROBOTS_MAX_REDIRECTS, origin_of
 from crawler.scheduler import SITE_LIMIT, Scheduler
 from crawler.state import FAILED as FAILED_STATE, IN_FLIGHT as IN_FLIGHT_STATE
 from crawler.state import SKIPPED as SKIPPED_STATE, VISITED as VISITED_STATE
@@ -142,6 +143,8 @@ class Dispatcher:
         self.unfinished: list[tuple[FetchTask, str]] = []  # left at a stop: resumable
         self.seed_outcome: TaskDone | None = None
         self.retries_scheduled = 0
+        #: robots.txt redirect target on another origin -> the origins whose rules it gives
+        self._robots_waiting: dict[str, list[str]] = {}
         self._query_variants: dict[str, int] = {}  # URL without query -> URLs with one
         self._to_mark: list[str] = []  # skipped URLs not yet marked in the table
         self._cold = False
@@ -348,10 +351,14 @@ class Dispatcher:
             self._exchanged(message, now)
             return
         if message.outcome == ROBOTS:
+            if (KIND_ROBOTS_REDIRECT, message.url) in self.pool.owner:  # a redirect's target
+                task = self.pool.release(KIND_ROBOTS_REDIRECT, message.url)
+                self._finished(KIND_ROBOTS_REDIRECT, message.url, now, message)
+                for origin in self._robots_waiting.pop(message.url, []):
+                    self._robots_answer(origin, message, task.depth, now)
+                return
             self.pool.release(KIND_ROBOTS, message.url)
-            self.discovery.robots_done(message, now)  # first: a Crawl-delay spaces the next request
-            if self.store is not None:  # this attempt's outcome, kept for sites.tsv after a resume
-                self.store.set_robots_status(message.url, self.discovery.robots_status[message.url])
+            self._robots_answer(message.url, message, 0, now)  # first: a Crawl-delay spaces the next request
             self._finished(KIND_ROBOTS, message.url, now, message)
             return
         if message.outcome == SITEMAP:
@@ -384,6 +391,24 @@ class Dispatcher:
         self._queue_discovered(message.discovered)
         if message.table_failed and check:
             self._check_children()
+
+    def _robots_answer(self, origin: str, message: TaskDone, hops: int, now: float) -> None:
+        """The robots.txt answer for ``origin`` after ``hops`` redirects to other origins:
+        another such redirect is fetched as a task of the target's origin (one task for
+        every origin waiting on the same target), at most ROBOTS_MAX_REDIRECTS of them;
+        else the origin's rules are set."""
+        if message.redirect_to is not None and hops < ROBOTS_MAX_REDIRECTS:
+            waiting = self._robots_waiting.setdefault(message.redirect_to, [])
+            waiting.append(origin)
+            if len(waiting) == 1:
+                self.scheduler.push(FetchTask(message.redirect_to, hops + 1, origin,
+                                              kind=KIND_ROBOTS_REDIRECT))
+            return
+        answer = dataclasses.replace(message, url=origin, redirect_to=None)  # a 3xx past the limit: unavailable
+        self.discovery.robots_done(answer, now)
+        if self.store is not None:  # this attempt's outcome, kept for sites.tsv after a resume
+            self.store.set_robots_status(origin, self.discovery.robots_status[origin])
+        self.scheduler.refresh(origin)
 
     def _exchanged(self, message: Exchanged, now: float) -> None:
         """A page's exchange ended: its origin may take the next request now."""
@@ -510,7 +535,7 @@ class Dispatcher:
             self._undispatch(task, now)
             if task.kind == KIND_ROBOTS:
                 continue
-            if task.kind != KIND_SITEMAP:
+            if task.kind in (KIND_PAGE, KIND_FAIL):
                 state = self.table.state(task.url)
                 if state in ("visited", "failed"):  # recorded; only its result was lost
                     self._lost_result(worker_id, task.url, state)
@@ -545,7 +570,7 @@ class Dispatcher:
         origin = origin_of(task.url)
         if task.kind == KIND_ROBOTS:
             self.discovery.robots_lost(origin, now)
-        elif task.kind != KIND_SITEMAP:
+        elif task.kind in (KIND_PAGE, KIND_FAIL):
             self.in_flight.pop(task.url, None)
             self.dispatched -= 1
             self.scheduler.undone(task)

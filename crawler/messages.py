@@ -46,7 +46,11 @@ SITEMAP = "sitemap"
 
 #: FetchTask kinds. KIND_FAIL: a claimed URL held by MAX_CRASHES fetchers that died;
 #: the fetcher records it failed with CRASHED, without requesting it.
+#: KIND_ROBOTS_REDIRECT: the target ``url`` of a robots.txt redirect to another origin,
+#: fetched under that origin's politeness for the origins waiting on it (the dispatcher
+#: keeps them); ``depth`` counts the redirects so far.
 KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, KIND_FAIL = "page", "robots", "sitemap", "fail"
+KIND_ROBOTS_REDIRECT = "robots-redirect"
 MAX_CRASHES = 3
 CRASHED = f"fetcher process died while fetching it ({MAX_CRASHES} times)"
 
@@ -117,6 +121,9 @@ class TaskDone:
         latency_s: seconds from the first request sent to the last body read, over the
             task's HTTP exchanges (the adaptive throttle's input); ``None`` when no
             request was sent.
+        redirect_to: with :data:`ROBOTS`, the URL a robots.txt redirected to on another
+            origin, not fetched here: the dispatcher fetches it under that origin's
+            politeness (RFC 9309 section 2.3.1.2 follows redirects across hosts).
     """
 
     worker_id: int
@@ -134,6 +141,7 @@ class TaskDone:
     near_duplicate: bool = False
     content: tuple[int, int] | None = None
     latency_s: float | None = None
+    redirect_to: str | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

@@ -25,7 +25,7 @@ import heapq
 import itertools
 import logging
 
-from crawler.messages import KIND_FAIL, KIND_PAGE, KIND_ROBOTS, FetchTask
+from crawler.messages import KIND_FAIL, KIND_PAGE, KIND_ROBOTS, KIND_ROBOTS_REDIRECT, FetchTask
 from crawler.politeness import Politeness
 from crawler.robots import origin_of
 
@@ -128,8 +128,8 @@ class Scheduler:
                 return FetchTask(origin, 0, kind=KIND_ROBOTS)
             while self.frontier.has_waiting(origin):
                 task = self.frontier.pop(origin)
-                if self.politeness.allowed(origin, task.url):
-                    return task
+                if task.kind == KIND_ROBOTS_REDIRECT or self.politeness.allowed(origin, task.url):
+                    return task  # a robots.txt is never subject to rules (RFC 9309 2.2.2)
                 self.skipped.append((task, self._disallowed_reason(origin)))
             self.refresh(origin)
         return None

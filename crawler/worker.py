@@ -38,7 +38,8 @@ from crawler.lifeline import PARENT_DIED_EXIT_CODE, watch_parent
 from crawler.markdown import to_markdown
 from crawler.probe import body_needed, head_decides, probably_not_html
 from crawler.messages import (
-    CRASHED, DEFERRED, FAILED, KIND_FAIL, KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, NON_HTML, PAGE, REDIRECT, RETRY,
+    CRASHED, DEFERRED, FAILED, KIND_FAIL, KIND_PAGE, KIND_ROBOTS, KIND_ROBOTS_REDIRECT, KIND_SITEMAP, NON_HTML,
+    PAGE, REDIRECT, RETRY,
     ROBOTS, SITEMAP, STOP, Exchanged, FetchTask, TaskDone)
 from crawler.neardup import simhash
 from crawler.retry import is_transient, parse_retry_after
@@ -131,7 +132,7 @@ class PageProcessor:
         return done
 
     def _run(self, task: FetchTask, client: HttpClient, started: float) -> TaskDone:
-        if task.kind == KIND_ROBOTS:
+        if task.kind in (KIND_ROBOTS, KIND_ROBOTS_REDIRECT):
             return self._robots(task, client)
         if task.kind == KIND_SITEMAP:
             return self._sitemap(task, client)
@@ -163,17 +164,24 @@ class PageProcessor:
         return dataclasses.replace(self._page(task, response), latency_s=latency)
 
     def _robots(self, task: FetchTask, client: HttpClient) -> TaskDone:
-        """Fetch the robots.txt of the origin ``task.url``, following up to five
-        redirects, to any host (RFC 9309 section 2.3.1.2); nothing is written."""
-        url = robots_url(task.url)
+        """Fetch the robots.txt of the origin ``task.url`` (or, for a
+        :data:`KIND_ROBOTS_REDIRECT` task, the redirect target ``task.url``), following
+        redirects within the same origin, up to five in all (RFC 9309 section 2.3.1.2).
+        A redirect to another origin is returned in :attr:`TaskDone.redirect_to`, not
+        followed: that origin's politeness applies to it. Nothing is written."""
+        url = task.url if task.kind == KIND_ROBOTS_REDIRECT else robots_url(task.url)
         try:  # only the first ROBOTS_MAX_BYTES are used (RFC 9309 2.5): no more are read
             response = client.get(url, ROBOTS_MAX_BYTES)
-            for _ in range(ROBOTS_MAX_REDIRECTS):
+            for _ in range(ROBOTS_MAX_REDIRECTS - task.depth):
                 if response.location is None:
                     break
-                url = request_url(response.location, response.url)
-                if url is None:
+                target = request_url(response.location, response.url)
+                if target is None:
                     break
+                if origin_of(target) != origin_of(url):
+                    return TaskDone(self.worker_id, task.url, ROBOTS, response.status, None,
+                                    len(response.body), redirect_to=target)
+                url = target
                 response = client.get(url, ROBOTS_MAX_BYTES)
         except FetchError as exc:
             return TaskDone(self.worker_id, task.url, ROBOTS, None, exc.reason)
@@ -354,9 +362,9 @@ class PageProcessor:
             log.warning("visited table failed after %s was recorded: %r", task.url, exc.__cause__)
             return dataclasses.replace(exc.done, table_failed=True)
         reason = f"internal error: {type(exc).__name__}"
-        if task.kind in (KIND_ROBOTS, KIND_SITEMAP):  # not a page: no record, no table row
+        if task.kind in (KIND_ROBOTS, KIND_ROBOTS_REDIRECT, KIND_SITEMAP):  # no record, no table row
             log.warning("%s task %s failed: %r", task.kind, task.url, exc)
-            return TaskDone(self.worker_id, task.url, ROBOTS if task.kind == KIND_ROBOTS else SITEMAP,
+            return TaskDone(self.worker_id, task.url, SITEMAP if task.kind == KIND_SITEMAP else ROBOTS,
                             None, reason)
         try:
             self.writer.write(self._record(task, None, error=f"{reason}: {exc}"), ())

@@ -4,14 +4,17 @@ Crawl-delay and --delay spacing, the per-host cap, Retry-After and retries."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 
 import pytest
 
+from crawler.api import crawl
+from crawler.config import CrawlConfig
 from crawler.errors import SeedFailed
 from crawlutil import read_records, run_crawl
-from siteserver import Route, Sequence, SiteServer
+from siteserver import Route, Sequence, SiteServer, redirect
 from test_crawl import page
 
 ROBOTS = "text/plain"
@@ -196,3 +199,25 @@ def test_C17_a_redirect_to_another_in_scope_host_checks_that_hosts_robots_txt_fi
     assert times["/robots.txt"][0] < times["/landing"][0]
     assert records[server.url("/go-private")]["final_url"] == other.url("/private/x")
     assert summary["skipped_by_reason"] == {"robots.txt disallows": 1} and summary["reconciled"]
+
+
+def test_robots_txt_redirects_to_another_origin_follow_its_politeness(tmp_path):
+    """Many sites whose robots.txt redirects to one shared host: the shared file is
+    fetched once, under that host's politeness (never two requests at once there), and
+    its rules apply to every site that redirected to it."""
+    central = SiteServer({"/central-robots.txt": Route("User-agent: *\nDisallow: /private\n",
+                                                        content_type=ROBOTS, delay_s=0.05)})
+    sites = [SiteServer({"/": Route('<a href="/a">a</a> <a href="/private/x">x</a>'),
+                         "/a": Route("<p>a</p>")}) for _ in range(5)]
+    with central, contextlib.ExitStack() as stack:
+        for site in sites:
+            stack.enter_context(site)
+            site.routes["/robots.txt"] = redirect(central.url("/central-robots.txt"))
+        summary = crawl(CrawlConfig(seeds=tuple(s.url("/") for s in sites), out_dir=str(tmp_path / "out"),
+                                    workers=2, threads=4, progress_interval_s=60.0))
+        # the shared host's own robots.txt first (a task of its origin), then the file once
+        assert central.hits == {"/robots.txt": 1, "/central-robots.txt": 1}
+        assert central.max_concurrent == 1
+        for site in sites:
+            assert dict(site.hits) == {"/robots.txt": 1, "/": 1, "/a": 1}
+    assert summary["visited"] == 10 and summary["skipped_by_reason"] == {"robots.txt disallows": 5}
