@@ -8,7 +8,7 @@ Usage:
 For each N: ``tests/manysites.py`` serves N sites (one port each, one asyncio process),
 and the crawler runs as its own command, ``python -m crawler URL... --out DIR --delay D
 --workers W --threads T --quiet`` with every home page as a seed (``manysites.seed_arguments``:
-positional URLs until ``--seeds FILE`` lands), under ``tests/crawlwatch.py``: a crawl
+``--seeds FILE``), under ``tests/crawlwatch.py``: a crawl
 whose server requests and CPU stop moving for ``--stall`` seconds is reported as *hung*
 (every process dumps its stack with faulthandler, then the process group is killed), one
 still running after ``--timeout`` (default: 300 s or three times the larger of the two

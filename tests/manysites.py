@@ -616,10 +616,9 @@ class ManySites:
 
 
 def seed_arguments(seeds_file: str, urls: list[str]) -> list[str]:
-    """The crawler's command-line arguments that give it these seeds. Positional URLs
-    until ``--seeds FILE`` lands; then this one line becomes
-    ``return ["--seeds", seeds_file]`` (the file holds the same URLs, one a line)."""
-    return list(urls)
+    """The crawler's command-line arguments that give it these seeds: ``--seeds FILE``
+    (the file holds the same URLs, one a line), as a user with a batch would."""
+    return ["--seeds", seeds_file]
 
 
 if __name__ == "__main__":
