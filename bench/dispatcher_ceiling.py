@@ -47,9 +47,11 @@ the adaptive delay, which is 0 here as the latency is 0).
 
 ``--memory``: 10,000 origins, stubs that win 101 links per page, ``--max-pages 10000``:
 the dispatcher stops dispatching after 10,000 pages with about 1,000,000 URLs waiting in
-the DiskFrontier. RSS of the dispatcher is sampled every 0.25 s by a thread; at the end
-of the loop (before ``_skip_frontier`` lists what is left) and after it, the RSS and, with
-``--tracemalloc`` (started after the fetchers are forked), the top allocation sites.
+the DiskFrontier (``--memory-origins``, ``--memory-links``, ``--memory-pages`` and
+``--memory-max-pages`` change that). RSS of the dispatcher is sampled every 0.25 s by a
+thread; at the end of the loop (before ``_skip_frontier`` lists what is left) and after
+it, the RSS and, with ``--tracemalloc`` (started after the fetchers are forked), the top
+allocation sites, also once half the pages are done.
 
 Everything is saved to ``bench/results/dispatcher_ceiling.json`` (``--profile``:
 ``dispatcher_profile.json``; ``--memory``: ``dispatcher_memory.json``).
@@ -215,6 +217,10 @@ def run_case(origins: int, pages: int, links: int, per_host: int | None, workers
                 while not stop.wait(0.25):
                     samples.append((round(time.monotonic() - started, 2), me.memory_info().rss,
                                     len(dispatcher.frontier)))
+                    if trace and "tracemalloc_mid" not in marks and dispatcher.counters.done >= pages // 2:
+                        marks["tracemalloc_mid"] = _top(tracemalloc.take_snapshot())  # half the pages done
+                        marks["rss_mid"] = me.memory_info().rss
+                        marks["waiting_mid"] = len(dispatcher.frontier)
             threading.Thread(target=sample, daemon=True).start()
         if trace:
             tracemalloc.start()
@@ -265,10 +271,10 @@ def run_case(origins: int, pages: int, links: int, per_host: int | None, workers
         "load_before": load_before, "load_after": load(),
     }
     for key in ("waiting_at_loop_end", "skip_frontier_cpu_s", "tracemalloc_at_loop_end",
-                "tracemalloc_after_skip_frontier"):
+                "tracemalloc_after_skip_frontier", "tracemalloc_mid", "waiting_mid"):
         if key in marks:
             result[key] = marks[key]
-    for key in ("rss_at_loop_end", "rss_after_skip_frontier"):
+    for key in ("rss_at_loop_end", "rss_after_skip_frontier", "rss_mid"):
         if key in marks:
             result[key + "_mib"] = round(marks[key] / MIB, 1)
     if memory:
@@ -408,7 +414,7 @@ def _range(values) -> str:
 
 
 def summarize(runs: list[dict]) -> list[dict]:
-    keys = ["origins", "per_host", "exchanged"]
+    keys = ["origins", "per_host", "exchanged", "workers"]
     groups: dict = {}
     for run in runs:
         groups.setdefault(tuple(run[k] for k in keys), []).append(run)
@@ -428,13 +434,13 @@ def summarize(runs: list[dict]) -> list[dict]:
 
 
 def print_table(rows: list[dict]) -> None:
-    head = ["origins", "per_host", "Exch.", "tasks", "disp. ms/task", "ceiling tasks/s", "tasks/s (2 cores)",
+    head = ["origins", "per_host", "Exch.", "stubs", "tasks", "disp. ms/task", "ceiling tasks/s", "tasks/s (2 cores)",
             "disp. ms/page", "ceiling pages/s",
             "manager ms/task", "stubs ms/task", "msgs/turn", "peak RSS MiB", "load"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
-        cells = [f"{r['origins']:,}", str(r["per_host"]), "y" if r["exchanged"] else "n",
+        cells = [f"{r['origins']:,}", str(r["per_host"]), "y" if r["exchanged"] else "n", str(r["workers"]),
                  f"{r['tasks']['max']:,}"]
         for field in ("dispatcher_cpu_ms_per_task", "dispatcher_ceiling_tasks_per_s", "tasks_per_s",
                       "dispatcher_cpu_ms_per_page", "dispatcher_ceiling_pages_per_s", "manager_cpu_ms_per_task", "stubs_cpu_ms_per_task", "messages_per_turn", "peak_rss_mib",
@@ -450,7 +456,7 @@ def main() -> int:
     parser.add_argument("--pages", type=int, default=100_000, help="pages per run (fewer than 100,000 origins)")
     parser.add_argument("--pages-many", type=int, default=300_000, help="pages per run with 100,000+ origins")
     parser.add_argument("--links", type=int, default=2)
-    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--workers", type=int, nargs="+", default=[2], help="stub fetchers (each a case)")
     parser.add_argument("--threads", type=int, default=8)
     parser.add_argument("--per-host", type=int, default=8)
     parser.add_argument("--adaptive", action="store_true", help="also the default politeness (per_host=None)")
@@ -459,6 +465,10 @@ def main() -> int:
     parser.add_argument("--parts", action="store_true", help="CPU of the per-task primitives alone")
     parser.add_argument("--memory", action="store_true", help="1,000,000 URLs waiting over 10,000 origins")
     parser.add_argument("--tracemalloc", action="store_true", help="with --memory: allocation sites")
+    parser.add_argument("--memory-origins", type=int, default=10_000)
+    parser.add_argument("--memory-links", type=int, default=101, help="new URLs won per page")
+    parser.add_argument("--memory-pages", type=int, default=1_010_001, help="URLs the stubs make in all")
+    parser.add_argument("--memory-max-pages", type=int, default=10_000, help="--max-pages (0: none)")
     parser.add_argument("--out", default="dispatcher_ceiling.json", help="file name in bench/results/")
     parser.add_argument("--one", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -478,7 +488,7 @@ def main() -> int:
             json.dump(runs, f, indent=1)
         return 0
     if args.profile is not None:
-        result = run_case(args.profile, pages_for(args.profile), args.links, args.per_host, args.workers,
+        result = run_case(args.profile, pages_for(args.profile), args.links, args.per_host, args.workers[0],
                           args.threads, profile=True)
         _print_profile(result)
         path = os.path.join(RESULTS, "dispatcher_profile.json")
@@ -488,14 +498,15 @@ def main() -> int:
             json.dump(profiles, f, indent=1)
         return 0
     if args.memory:
-        result = run_case(10_000, 1_010_001, 101, args.per_host, args.workers, args.threads,
-                          max_pages=10_000, memory=True, trace=args.tracemalloc)
-        keys = ("pages", "robots", "waiting_at_loop_end", "rss_before_mib", "peak_sampled_rss_mib",
+        result = run_case(args.memory_origins, args.memory_pages, args.memory_links, args.per_host, args.workers[0],
+                          args.threads, max_pages=args.memory_max_pages or None, memory=True,
+                          trace=args.tracemalloc)
+        keys = ("origins", "links", "max_pages", "pages", "robots", "waiting_mid", "rss_mid_mib", "waiting_at_loop_end", "rss_before_mib", "peak_sampled_rss_mib",
                 "rss_at_loop_end_mib", "rss_after_skip_frontier_mib", "peak_rss_mib", "skip_frontier_cpu_s",
                 "skipped_listed", "wall_s", "load_before", "load_after")
         for key in keys:
             print(f"{key:<30} {result.get(key)}")
-        for key in ("tracemalloc_at_loop_end", "tracemalloc_after_skip_frontier"):
+        for key in ("tracemalloc_mid", "tracemalloc_at_loop_end", "tracemalloc_after_skip_frontier"):
             if key in result:
                 print(f"\n{key}:")
                 for row in result[key]:
@@ -507,20 +518,22 @@ def main() -> int:
             json.dump(runs, f, indent=1)
         return 0
     cases = []
-    for n in args.origins:
-        politeness = [args.per_host] + ([None] if args.adaptive else [])
-        for per_host in politeness:
-            cases.append(dict(origins=n, pages=pages_for(n), links=args.links, per_host=per_host,
-                              workers=args.workers, threads=args.threads))
-            if args.no_exchanged and per_host == args.per_host:
-                cases.append(dict(cases[-1], exchanged=False))
+    for workers in args.workers:
+        for n in args.origins:
+            politeness = [args.per_host] + ([None] if args.adaptive else [])
+            for per_host in politeness:
+                cases.append(dict(origins=n, pages=pages_for(n), links=args.links, per_host=per_host,
+                                  workers=workers, threads=args.threads))
+                if args.no_exchanged and per_host == args.per_host:
+                    cases.append(dict(cases[-1], exchanged=False))
     runs = []
     for round_no in range(args.rounds):
         for case in cases:
             result = spawn_case(case)
             result["round"] = round_no
             runs.append(result)
-            print(f"round {round_no} origins {result['origins']:>7} per_host {str(result['per_host']):>4} "
+            print(f"round {round_no} stubs {result['workers']:>3} origins {result['origins']:>7} "
+                  f"per_host {str(result['per_host']):>4} "
                   f"exchanged {result['exchanged']!s:>5}: {result['tasks']} tasks in {result['wall_s']} s, "
                   f"dispatcher {result['dispatcher_cpu_ms_per_task']:.3f} ms/task "
                   f"(ceiling {result['dispatcher_ceiling_tasks_per_s']}/s), manager "
