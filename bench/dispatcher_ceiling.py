@@ -147,6 +147,37 @@ class StubFetcher:
                                   discovered=discovered))
 
 
+#: Tasks popped with ``DiskFrontier.pop()`` (any origin: what ``drain`` does) to time it
+#: when many are left at the end of the loop.
+DRAIN_SAMPLE = 2000
+
+
+def _list_left(dispatcher, reason: str, marks: dict) -> None:
+    """``Dispatcher._skip_frontier`` without its O(origins) pops: what it holds in memory.
+
+    The product's ``_skip_frontier`` drains the frontier with ``DiskFrontier.drain()``,
+    whose ``pop()`` looks for the lowest depth over every origin, per task. This times
+    :data:`DRAIN_SAMPLE` such pops, then pops the rest origin by origin (``pop(origin)``)
+    and lists every task twice, as ``_skip_frontier`` does (``skipped`` and
+    ``unfinished``). It does not mark them in the visited table (the bench's manager is
+    shut down anyway)."""
+    frontier = dispatcher.frontier
+    waiting = len(frontier)
+    started = time.process_time()
+    tasks = [frontier.pop() for _ in range(DRAIN_SAMPLE)]
+    pop_any = (time.process_time() - started) / DRAIN_SAMPLE
+    started = time.process_time()
+    for name in frontier.origins():
+        while frontier.has_waiting(name):
+            tasks.append(frontier.pop(name))
+    pop_origin = (time.process_time() - started) / max(1, len(tasks) - DRAIN_SAMPLE)
+    rows = [(task, reason) for task in tasks]
+    dispatcher.skipped.extend(rows)
+    dispatcher.unfinished.extend(rows)
+    marks.update(drain_pop_any_us=round(1e6 * pop_any, 1), drain_pop_by_origin_us=round(1e6 * pop_origin, 1),
+                 product_drain_estimate_s=round(pop_any * waiting), listed_left=len(rows))
+
+
 def _cpu(pid: int) -> float:
     times = psutil.Process(pid).cpu_times()
     return times.user + times.system
@@ -198,11 +229,15 @@ def run_case(origins: int, pages: int, links: int, per_host: int | None, workers
                 spent = t.user_time + t.system_time - thread_cpu0.get(t.id, 0.0)
                 marks["threads"][key] = round(marks["threads"][key] + spent, 3)
             marks["waiting_at_loop_end"] = len(dispatcher.frontier)
+            marks["samples_in_loop"] = len(samples)
             marks["rss_at_loop_end"] = me.memory_info().rss
             marks["cpu_at_loop_end"] = time.process_time()
             if trace:
                 marks["tracemalloc_at_loop_end"] = _top(tracemalloc.take_snapshot())
-            skip_frontier(reason)
+            if memory and len(dispatcher.frontier) > DRAIN_SAMPLE:
+                _list_left(dispatcher, reason, marks)  # the product's drain would take hours here
+            else:
+                skip_frontier(reason)
             marks["rss_after_skip_frontier"] = me.memory_info().rss
             marks["skip_frontier_cpu_s"] = round(time.process_time() - marks["cpu_at_loop_end"], 3)
             if trace:
@@ -270,7 +305,8 @@ def run_case(origins: int, pages: int, links: int, per_host: int | None, workers
         "reconciled": counts["visited"] == c.visited and (counts["in_flight"] == 0 or max_pages is not None),
         "load_before": load_before, "load_after": load(),
     }
-    for key in ("waiting_at_loop_end", "skip_frontier_cpu_s", "tracemalloc_at_loop_end",
+    for key in ("waiting_at_loop_end", "skip_frontier_cpu_s", "drain_pop_any_us", "drain_pop_by_origin_us",
+                "product_drain_estimate_s", "listed_left", "tracemalloc_at_loop_end",
                 "tracemalloc_after_skip_frontier", "tracemalloc_mid", "waiting_mid"):
         if key in marks:
             result[key] = marks[key]
@@ -280,6 +316,8 @@ def run_case(origins: int, pages: int, links: int, per_host: int | None, workers
     if memory:
         result["samples"] = samples
         result["peak_sampled_rss_mib"] = round(max(s[1] for s in samples) / MIB, 1) if samples else None
+        in_loop = samples[:marks.get("samples_in_loop", len(samples))]
+        result["peak_rss_in_loop_mib"] = round(max(s[1] for s in in_loop) / MIB, 1) if in_loop else None
         result["skipped_listed"] = len(dispatcher.skipped)
     if profiler:
         result["profile"] = _profile_top(profiler)
@@ -360,6 +398,16 @@ def parts(count: int = 20_000) -> dict:
         timed("DiskFrontier.pop (its origin)", pop)
         timed("StateStore.set_state([url]) one URL a call", set_state)
         store.close()
+        from crawler.frontier import MemoryFrontier
+        for origins in (10, 1000, 10_000):  # pop() of any origin: what drain() does at the end
+            store = StateStore(os.path.join(tmp, f"drain-{origins}.sqlite"))
+            for frontier in (DiskFrontier(store), MemoryFrontier()):
+                for i in range(3 * origins):
+                    frontier.push(FetchTask(f"{origin(i % origins)}/docs/page-{i}.html", 1))
+                n = min(1000, origins)
+                timed(f"{type(frontier).__name__}.pop() any origin, {origins:,} origins waiting",
+                      lambda n, f=frontier: [f.pop() for _ in range(n)], n)
+            store.close()
     finally:
         subprocess.run(["rm", "-rf", tmp], check=False)
     return out
@@ -501,8 +549,10 @@ def main() -> int:
         result = run_case(args.memory_origins, args.memory_pages, args.memory_links, args.per_host, args.workers[0],
                           args.threads, max_pages=args.memory_max_pages or None, memory=True,
                           trace=args.tracemalloc)
-        keys = ("origins", "links", "max_pages", "pages", "robots", "waiting_mid", "rss_mid_mib", "waiting_at_loop_end", "rss_before_mib", "peak_sampled_rss_mib",
+        keys = ("origins", "links", "max_pages", "pages", "robots", "waiting_mid", "rss_mid_mib", "waiting_at_loop_end",
+                "rss_before_mib", "peak_rss_in_loop_mib", "peak_sampled_rss_mib",
                 "rss_at_loop_end_mib", "rss_after_skip_frontier_mib", "peak_rss_mib", "skip_frontier_cpu_s",
+                "drain_pop_any_us", "drain_pop_by_origin_us", "product_drain_estimate_s", "listed_left",
                 "skipped_listed", "wall_s", "load_before", "load_after")
         for key in keys:
             print(f"{key:<30} {result.get(key)}")
