@@ -88,13 +88,12 @@ def main() -> int:
     print(f"\n{'site':<5} {'setting':<11} {'pages/s median (min-max)':>26} {'ratio':>6}")
     summary = {}
     for site in dict.fromkeys(r["site"] for r in runs):
-        medians = {}
+        rates = {name: [r["pages_per_s"] for r in runs if r["site"] == site and r["setting"] == name]
+                 for name in SETTINGS}
+        medians = {name: statistics.median(rates[name]) for name in SETTINGS}
         for name in SETTINGS:
-            rates = [r["pages_per_s"] for r in runs if r["site"] == site and r["setting"] == name]
-            medians[name] = statistics.median(rates)
-            ratio = medians[name] / medians["per-host 8"] if "per-host 8" in medians else float("nan")
-            print(f"{site:<5} {name:<11} {medians[name]:>10.1f} ({min(rates):.1f}-{max(rates):.1f})"
-                  f"{'':>7} {ratio:>6.2f}")
+            print(f"{site:<5} {name:<11} {medians[name]:>10.1f} ({min(rates[name]):.1f}-"
+                  f"{max(rates[name]):.1f}){'':>7} {medians[name] / medians['per-host 8']:>6.2f}")
         summary[site] = {"median_pages_per_s": medians,
                          "ratio_adaptive_to_per_host_8": round(medians["adaptive"] / medians["per-host 8"], 3)}
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
