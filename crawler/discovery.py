@@ -46,26 +46,22 @@ class Discovery:
         self.robots_fetches = 0
         self.sitemaps_seen: set[str] = set()
         self.sitemaps_read = 0
-        #: origin -> its latest robots.txt outcome, for the per-site report (``200``,
-        #: ``404``, ``unreachable (http 503)``...: :meth:`crawler.robots.RobotsRules.status_line`),
-        #: set by every attempt
-        self.robots_status: dict[str, str] = {}
 
-    def robots_done(self, message: TaskDone, now: float) -> RobotsRules | None:
+    def robots_done(self, message: TaskDone, now: float) -> RobotsRules:
         """Set the rules of the origin ``message.url`` from its robots.txt result, or
-        schedule another attempt. Returns the rules set, or ``None`` (tried again later).
-        The caller has released the origin's request (``Politeness.finished``)."""
+        schedule another attempt (an unreachable file, attempts left). Returns the rules
+        the result gives, set or not: its :meth:`RobotsRules.status_line` is the
+        attempt's outcome for the per-site report."""
         origin = message.url
         self.robots_fetches += 1
         rules = RobotsRules.from_response(message.status, message.robots_body, message.error)
-        self.robots_status[origin] = rules.status_line()
         host = self.politeness.host(origin)
         if rules.unreachable and host.robots_attempts <= self.config.retries:
             wait = backoff_s(host.robots_attempts - 1, self.config.retry_base_s,
                              self.config.retry_cap_s, self.rng)
             log.info("%s: %s; trying again in %.1f s", origin, rules.describe(), wait)
             self.politeness.robots_retry(origin, now + wait)
-            return None
+            return rules
         if rules.unreachable:
             log.warning("%s: %s; its URLs are skipped", origin, rules.describe())
         self.politeness.set_robots(origin, rules)

@@ -405,9 +405,9 @@ class Dispatcher:
                                               kind=KIND_ROBOTS_REDIRECT))
             return
         answer = dataclasses.replace(message, url=origin, redirect_to=None)  # a 3xx past the limit: unavailable
-        self.discovery.robots_done(answer, now)
+        rules = self.discovery.robots_done(answer, now)
         if self.store is not None:  # this attempt's outcome, kept for sites.tsv after a resume
-            self.store.set_robots_status(origin, self.discovery.robots_status[origin])
+            self.store.set_robots_status(origin, rules.status_line())
         self.scheduler.refresh(origin)
 
     def _exchanged(self, message: Exchanged, now: float) -> None:
