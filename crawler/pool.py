@@ -22,9 +22,9 @@ handed back, never waited on.
 from __future__ import annotations
 
 import logging
-import multiprocessing.connection
 import os
 import queue
+import select
 import time
 
 from crawler.messages import STOP, FetchTask
@@ -41,6 +41,9 @@ JOIN_TIMEOUT_S = 10.0
 #: tasks go back to the frontier as a dead fetcher's do. Every fetch ends within
 #: ``--total-timeout``, and the page work after it within seconds.
 HUNG_GRACE_S = 30.0
+#: At most this many messages are read by one :meth:`FetcherPool.receive`: a loop turn
+#: handles every message already waiting (its costs are then shared), up to this bound.
+RECEIVE_MAX = 512
 
 
 class FetcherPool:
@@ -66,6 +69,8 @@ class FetcherPool:
         self.result_pipes: dict[int, object] = {}  # fetcher id -> read end of its pipe
         self.load: dict[int, int] = {}  # fetcher id -> tasks given and not reported
         self.heard_at: dict[int, float] = {}  # fetcher id -> monotonic time of its last message
+        self._poller = select.poll()  # the result pipes' read ends, registered once
+        self._by_fd: dict[int, int] = {}  # file descriptor of a result pipe -> fetcher id
         #: (kind, url) -> (fetcher id, task, monotonic time given)
         self.owner: dict[tuple[str, str], tuple[int, FetchTask, float]] = {}
         self._next_id = 0
@@ -92,6 +97,8 @@ class FetcherPool:
         writer.close()  # the fetcher holds the only write end: its death is an EOF here
         self.processes[worker_id] = process
         self.result_pipes[worker_id] = reader
+        self._by_fd[reader.fileno()] = worker_id
+        self._poller.register(reader.fileno(), select.POLLIN)
         self.task_queues[worker_id] = tasks
         self.load[worker_id] = 0
         self.heard_at[worker_id] = time.monotonic()
@@ -122,7 +129,7 @@ class FetcherPool:
         process = self.processes.pop(worker_id)
         process.join(JOIN_TIMEOUT_S / 10)
         messages = []
-        reader = self.result_pipes.pop(worker_id, None)
+        reader = self._forget_pipe(worker_id)
         if reader is not None:
             try:
                 while reader.poll(0):
@@ -187,24 +194,38 @@ class FetcherPool:
 
     # -- results -------------------------------------------------------------------
     def receive(self, timeout: float) -> tuple[list, list[int]]:
-        """The messages ready within ``timeout`` seconds from every result pipe, and the
-        fetchers whose pipe reached EOF (they died; even mid-message, a partial message
-        ends in EOF, never in a read that waits forever). The dead fetchers' pipes are
-        closed; call :meth:`remove` for each."""
-        by_reader = {reader: worker_id for worker_id, reader in self.result_pipes.items()}
+        """The messages ready within ``timeout`` seconds from every result pipe (every
+        message already waiting, at most :data:`RECEIVE_MAX`), and the fetchers whose
+        pipe reached EOF (they died; even mid-message, a partial message ends in EOF,
+        never in a read that waits forever). The dead fetchers' pipes are closed; call
+        :meth:`remove` for each."""
         messages, dead = [], []
-        ready = multiprocessing.connection.wait(list(by_reader), timeout)
-        now = time.monotonic()
-        for reader in ready:
-            try:
-                messages.append(reader.recv())
-                self.heard_at[by_reader[reader]] = now
-            except (EOFError, OSError):
-                worker_id = by_reader[reader]
-                del self.result_pipes[worker_id]
-                reader.close()
-                dead.append(worker_id)
+        events = self._poller.poll(max(0, round(timeout * 1000)))
+        while events:
+            now = time.monotonic()
+            for fd, _event in events:
+                worker_id = self._by_fd.get(fd)
+                if worker_id is None:  # died earlier in this call
+                    continue
+                try:
+                    messages.append(self.result_pipes[worker_id].recv())
+                    self.heard_at[worker_id] = now
+                except (EOFError, OSError):
+                    self._forget_pipe(worker_id).close()
+                    dead.append(worker_id)
+            if len(messages) >= RECEIVE_MAX:
+                break
+            events = self._poller.poll(0)
         return messages, dead
+
+    def _forget_pipe(self, worker_id: int):
+        """Stop polling ``worker_id``'s result pipe; returns its read end (or ``None``)."""
+        reader = self.result_pipes.pop(worker_id, None)
+        if reader is not None:
+            fd = reader.fileno()
+            self._by_fd.pop(fd, None)
+            self._poller.unregister(fd)
+        return reader
 
     def take_back(self) -> list[FetchTask]:
         """Warm stop: the tasks still waiting in the queues (no fetcher started them),
@@ -257,6 +278,5 @@ class FetcherPool:
         for tasks in self.task_queues.values():
             tasks.close()
             tasks.cancel_join_thread()  # every reader is gone; never wait on the feeder
-        for reader in self.result_pipes.values():
-            reader.close()
-        self.result_pipes.clear()
+        for worker_id in list(self.result_pipes):
+            self._forget_pipe(worker_id).close()
