@@ -150,6 +150,8 @@ class Dispatcher:
         self._cold = False
         self._unqueued = False
         self._next_commit = 0.0
+        #: (url, state, reason) of the results handled this loop turn, written by _commit
+        self._settled: list[tuple[str, str, str | None]] = []
         self._next_liveness_check = 0.0
         self._next_memory_check = 0.0
         self._memory_slowed = False
@@ -380,8 +382,8 @@ class Dispatcher:
                 self.redirected.add(message.url)
         else:
             failed = message.outcome == FAILED
-            self.store.set_state([message.url], FAILED_STATE if failed else VISITED_STATE,
-                                 message.error if failed else message.outcome)
+            self._settled.append((message.url, FAILED_STATE if failed else VISITED_STATE,
+                                  message.error if failed else message.outcome))
             if message.content is not None:  # a resume registers it again
                 self.store.add_content(message.url, *message.content,
                                        content_kind(message.duplicate, message.near_duplicate))
@@ -434,7 +436,11 @@ class Dispatcher:
         self.scheduler.refresh(origin)
 
     def _commit(self, now: float, force: bool = False) -> None:
-        """Commit the store's pending writes, at most every :data:`COMMIT_INTERVAL_S`."""
+        """Write the turn's settled URLs; commit the store's pending writes, at most every
+        :data:`COMMIT_INTERVAL_S`."""
+        if self._settled:
+            self.store.set_states(self._settled)
+            self._settled = []
         if self.store is not None and (force or now >= self._next_commit):
             self.store.commit()
             self._next_commit = now + COMMIT_INTERVAL_S

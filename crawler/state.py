@@ -524,6 +524,31 @@ class StateStore:
         if batch:
             self._set_batch(sql, batch, state, reason)
 
+    @_translated
+    def set_states(self, rows: Iterable[tuple[str, str, str | None]]) -> None:
+        """Move each URL to its own state with its own reason: ``rows`` of ``(url, state,
+        reason)``, none of them ``FRONTIER``, in one statement per 1,000 rows (the
+        dispatcher settles a loop turn's results at once). Same errors as
+        :meth:`set_state`."""
+        sql = "UPDATE urls SET state = ?, reason = ?, loaded = 0 WHERE url = ?"
+        if self._frontier is not None:
+            sql += " AND state <> 'frontier'"
+        batch: list[tuple[str, str | None, str]] = []
+        for url, state, reason in rows:
+            _check_state(state)
+            if state == FRONTIER:
+                raise ValueError("set_states cannot move a URL to the frontier: use set_state")
+            batch.append((state, reason, url))
+            if len(batch) == BATCH_ROWS:
+                self._set_rows(sql, batch)
+                batch = []
+        if batch:
+            self._set_rows(sql, batch)
+
+    def _set_rows(self, sql: str, params: list[tuple[str, str | None, str]]) -> None:
+        if self._writer().executemany(sql, params).rowcount != len(params):
+            self._explain_missing([url for _state, _reason, url in params])
+
     def _set_batch(self, sql: str, urls: list[str], state: str, reason: str | None) -> None:
         conn = self._writer()
         if state == FRONTIER:

@@ -267,6 +267,34 @@ def test_states_counts_reasons_and_crashes(store):
     assert store.state_of("http://a.example/u3") == SKIPPED  # the rest of the batch is moved
 
 
+def test_set_states_moves_each_url_to_its_own_state_and_reason(store):
+    store.add(page(f"u{i}") for i in range(5))
+    store.set_state([f"http://a.example/u{i}" for i in range(5)], IN_FLIGHT)
+    store.set_states([("http://a.example/u0", VISITED, "page"), ("http://a.example/u1", FAILED, "http 404"),
+                      ("http://a.example/u2", VISITED, "redirect"), ("http://a.example/u3", SKIPPED, None)])
+    assert [(store.state_of(f"http://a.example/u{i}"), store.reason_of(f"http://a.example/u{i}"))
+            for i in range(5)] == [(VISITED, "page"), (FAILED, "http 404"), (VISITED, "redirect"),
+                                   (SKIPPED, None), (IN_FLIGHT, None)]
+    with pytest.raises(ValueError, match="to the frontier"):
+        store.set_states([("http://a.example/u4", FRONTIER, None)])
+    with pytest.raises(ValueError, match="unknown state"):
+        store.set_states([("http://a.example/u4", "done", None)])
+    with pytest.raises(KeyError):
+        store.set_states([("http://a.example/u4", VISITED, "page"), ("http://a.example/nope", VISITED, "page")])
+    assert store.state_of("http://a.example/u4") == VISITED  # the rest of the batch is moved
+
+
+def test_set_states_refuses_a_url_waiting_in_the_frontier(store):
+    frontier = DiskFrontier(store)
+    frontier.push(page("a"))
+    frontier.push(page("b"))
+    assert frontier.pop().url == "http://a.example/a"
+    store.set_states([("http://a.example/a", VISITED, "page")])
+    with pytest.raises(ValueError, match="pop it first"):
+        store.set_states([("http://a.example/b", VISITED, "page")])
+    assert store.counts() == zero(frontier=1, visited=1)
+
+
 def test_update_task_stores_every_field(store):
     store.add([page("a", 2)])
     store.set_state(["http://a.example/a"], IN_FLIGHT)
