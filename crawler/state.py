@@ -261,6 +261,7 @@ class StateStore:
         self._pid: int | None = None
         self._seq = 0  # highest seq given out
         self._frontier: DiskFrontier | None = None  # the DiskFrontier owning FRONTIER rows
+        self._takes: list[tuple[int]] = []  # seqs popped, not yet written IN_FLIGHT
         self._closed = False
         try:
             conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
@@ -331,12 +332,15 @@ class StateStore:
     def _connection(self) -> sqlite3.Connection:
         """The connection of this process, opened on first use."""
         if self._pid == os.getpid():
+            if self._takes:
+                self._flush_takes(self._conn)
             return self._conn
         if self._closed:
             raise StateError(f"{self.path}: the state store is closed")
         if self._conn is not None:  # inherited through fork()
             _INHERITED.append(self._conn)
             self._frontier = None  # a frontier's window belongs to the parent
+            self._takes = []
         conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
         try:
             self._configure(conn)
@@ -349,12 +353,19 @@ class StateStore:
 
     def _writer(self) -> sqlite3.Connection:
         """The connection, inside a write transaction (opened by the first write)."""
-        conn = self._connection()
+        return self._begin(self._connection())
+
+    def _begin(self, conn: sqlite3.Connection) -> sqlite3.Connection:
         if not conn.in_transaction:
             conn.execute("BEGIN IMMEDIATE")
             # under the write lock: another process may have written since (one at a time)
             self._seq = max(self._seq, conn.execute("SELECT max(seq) FROM urls").fetchone()[0] or 0)
         return conn
+
+    def _flush_takes(self, conn: sqlite3.Connection) -> None:
+        """Write the rows popped since the last access as IN_FLIGHT (see :meth:`_take_row`)."""
+        takes, self._takes = self._takes, []
+        self._begin(conn).executemany("UPDATE urls SET state = 'in_flight', loaded = 0 WHERE seq = ?", takes)
 
     def __getstate__(self) -> dict:
         if self._closed:
@@ -364,6 +375,7 @@ class StateStore:
     def __setstate__(self, state: dict) -> None:
         self.path = state["path"]
         self._conn = self._pid = self._frontier = None
+        self._takes = []
         self._seq = 0
         self._closed = False
 
@@ -391,6 +403,7 @@ class StateStore:
         try:
             if self._conn is not None and self._pid == os.getpid():
                 try:
+                    self._connection()  # the popped rows written
                     if self._conn.in_transaction:
                         self._conn.execute("COMMIT")
                 finally:
@@ -805,9 +818,10 @@ class StateStore:
             raise ValueError(f"cannot push {task.url}: it is {self.state_of(task.url)}, not new or in flight")
         return self._seq
 
-    @_translated
     def _take_row(self, seq: int) -> None:
-        self._writer().execute("UPDATE urls SET state = 'in_flight', loaded = 0 WHERE seq = ?", (seq,))
+        """Mark a popped row IN_FLIGHT, written by the next access of any kind (one
+        statement for the pops of a loop turn; no read or write sees the row before)."""
+        self._takes.append((seq,))
 
     @_translated
     def _unload_row(self, seq: int) -> None:
