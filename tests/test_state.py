@@ -284,6 +284,23 @@ def test_set_states_moves_each_url_to_its_own_state_and_reason(store):
     assert store.state_of("http://a.example/u4") == VISITED  # the rest of the batch is moved
 
 
+def test_popped_rows_are_in_flight_for_every_later_reader(store, path):
+    frontier = DiskFrontier(store)
+    for name in "abc":
+        frontier.push(page(name))
+    store.commit()
+    popped = [frontier.pop().url, frontier.pop().url]
+    assert store.counts() == zero(frontier=1, in_flight=2)  # this connection
+    store.commit()
+    with sqlite3.connect(path) as other:  # another reader, after the commit
+        assert dict(other.execute("SELECT url, state FROM urls")) == {
+            popped[0]: IN_FLIGHT, popped[1]: IN_FLIGHT, "http://a.example/c": FRONTIER}
+    last = frontier.pop().url
+    store.close()  # a pop just before close is written too
+    with StateStore(path) as again:
+        assert again.state_of(last) == IN_FLIGHT
+
+
 def test_set_states_refuses_a_url_waiting_in_the_frontier(store):
     frontier = DiskFrontier(store)
     frontier.push(page("a"))
