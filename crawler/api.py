@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import dataclasses
+import itertools
 import json
 import logging
 import multiprocessing
@@ -28,7 +29,7 @@ import shutil
 import time
 
 from crawler.config import CrawlConfig
-from crawler.dispatcher import IN_FLIGHT, Dispatcher
+from crawler.dispatcher import Dispatcher
 from crawler.errors import CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
 from crawler.graph import LinkGraph, write_tree
 from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
@@ -149,9 +150,7 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
     if seed is not None and seed.outcome == FAILED and summary["visited"] == 0:
         raise SeedFailed(f"seed {seed.url} could not be crawled ({seed.error}); "
                          f"outputs in {config.out_dir}")
-    seed_keys = frozenset(config.seed_keys)  # once: thousands of seeds, as many skips
-    seed_skips = [reason for task, reason in dispatcher.skipped
-                  if reason.startswith("robots.txt") and task.url in seed_keys]
+    seed_skips = dispatcher.seed_skips
     if summary["visited"] == 0 and seed_skips and seed is None:
         raise SeedFailed(f"seed {config.seed_keys[0]} could not be crawled ({seed_skips[0]}); "
                          f"outputs in {config.out_dir}")
@@ -199,10 +198,10 @@ def never_claimed(config: CrawlConfig, graph: LinkGraph, tree, dispatcher: Dispa
     Returns ``[(url, depth, parent, reason)]`` sorted by URL.
     """
     depth_of = {url: depth for depth, url in tree}  # the tree holds every processed URL
-    listed = dispatcher.fetched | {task.url for task, _ in dispatcher.skipped}
+    listed = dispatcher.is_listed
     found: dict[str, tuple[int, str]] = {}
     for source, target, _kind, in_scope in graph.edges_in_order():  # first parent read wins
-        if not in_scope or target in listed or source not in depth_of:
+        if not in_scope or source not in depth_of or target in found or listed(target):
             continue
         depth = depth_of[source] + 1
         if config.max_depth is None or depth <= config.max_depth:
@@ -239,34 +238,35 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
     edge_count = graph.write_tsv(os.path.join(out, "edges.tsv"))
     # A URL in flight at an abort whose edges are on disk was processed: its result
     # was lost, not its record (a record's edges are written just before it).
-    in_flight = [task for task, reason in dispatcher.skipped if reason.endswith(IN_FLIGHT)]
+    in_flight = [task for task, _reason in dispatcher.abandoned.values()]
     if dispatcher.store is not None:  # every run's, not kept in memory while crawling
         dispatcher.fetched = set(dispatcher.store.urls_in(VISITED_STATE, FAILED_STATE))
         dispatcher.redirected = set(dispatcher.store.urls_with_reason(VISITED_STATE, "redirect"))
     processed = dispatcher.fetched | {task.url for task in in_flight if graph.has_source(task.url)}
     tree = graph.tree(config.seed_keys, processed)
     write_tree(tree, os.path.join(out, "tree.txt"))
-    if dispatcher.store is not None:  # every run's skips, then what this run left
-        skipped = list(dispatcher.store.skipped_rows())
-        skipped += [(t.url, t.depth, t.parent, reason) for t, reason in dispatcher.unfinished]
-    else:
-        skipped = [(t.url, t.depth, t.parent, reason) for t, reason in dispatcher.skipped]
+    unclaimed = []  # in scope, linked from a recorded page, never claimed
     if aborted is not None:
-        skipped += never_claimed(config, graph, tree, dispatcher)
+        unclaimed = never_claimed(config, graph, tree, dispatcher)
     elif dispatcher.deaths:  # a fetcher that died after settling a page took its won links
-        lost = never_claimed(config, graph, tree, dispatcher, LOST_WITH_FETCHER)
-        skipped += lost
+        unclaimed = never_claimed(config, graph, tree, dispatcher, LOST_WITH_FETCHER)
         try:
-            for url, *_ in lost:
+            for url, *_ in unclaimed:
                 if dispatcher.table.state(url) == "in_flight":
                     dispatcher.table.mark(url, "skipped")
-            states = dispatcher.table.counts() if lost and states is not None else states
+            states = dispatcher.table.counts() if unclaimed and states is not None else states
         except Exception:  # the table is gone: the rows are listed all the same
             log.warning("could not mark URLs lost with a fetcher as skipped")
+
+    def listed():  # every run's skips, then what this run left: streamed, never a list
+        return itertools.chain(dispatcher.skipped_rows(), dispatcher.unfinished_rows(), unclaimed)
+
+    by_reason: collections.Counter[str] = collections.Counter()
     with open(os.path.join(out, "skipped.tsv"), "w", encoding="utf-8") as f:
         f.write("url\tdepth\tparent\treason\n")
-        for url, depth, parent, reason in skipped:
+        for url, depth, parent, reason in listed():
             f.write(f"{url}\t{depth}\t{parent or ''}\t{reason}\n")
+            by_reason[reason] += 1
     c = dispatcher.counters
     duplicates, near_duplicates = c.duplicates, c.near_duplicates  # this run's
     if dispatcher.store is not None:  # every run's
@@ -275,19 +275,19 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
     if states is None:  # the table is lost: what the dispatcher itself saw
         claimed, reconciled = None, False
         states = {"visited": c.visited, "failed": c.failed,
-                  "skipped": len(dispatcher.skipped) - len(in_flight), "in_flight": len(in_flight)}
+                  "skipped": sum(by_reason.values()) - len(in_flight), "in_flight": len(in_flight)}
     else:
         claimed = sum(states.values())
         reconciled = (claimed == states["visited"] + states["failed"] + states["skipped"]
                       and states["visited"] == c.visited and states["failed"] == c.failed)
     finish_page_shards(config)
     robots = dispatcher.store.robots_statuses() if dispatcher.store is not None else {}
-    site_count = sites.write_sites(out, (row[0] for row in skipped), robots, config.obey_robots)
+    site_count = sites.write_sites(out, (row[0] for row in listed()), robots, config.obey_robots)
     if dispatcher.store is not None:  # every run's claims
         site_count = dispatcher.store.origin_count()
     # Not done: an origin with URLs this run left (waiting, in flight, due for a retry),
     # unless only its --max-pages-per-site was reached (a resume skips them again).
-    busy = len({origin_of(task.url) for task, reason in dispatcher.unfinished
+    busy = len({origin_of(url) for url, _depth, _parent, reason in dispatcher.unfinished_rows()
                 if reason != SITE_LIMIT})
     summary = {
         "seeds": list(config.seeds),
@@ -305,7 +305,7 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "duplicates": duplicates,
         "near_duplicates": near_duplicates,
         "failed_by_reason": dict(sorted(c.failed_by_reason.items())),
-        "skipped_by_reason": dict(sorted(collections.Counter(row[3] for row in skipped).items())),
+        "skipped_by_reason": dict(sorted(by_reason.items())),
         "redirect_cycles": graph.redirect_cycles(dispatcher.redirected),
         "robots_fetches": dispatcher.robots_fetches,
         "sitemaps_read": dispatcher.sitemaps_read,

@@ -52,9 +52,11 @@ send back only the links they won, which the dispatcher pushes on the frontier.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import logging
 import random
 import time
+from collections.abc import Iterator
 
 from crawler.discovery import Discovery
 from crawler.errors import CrawlerError, FetcherDied, ManagerDied
@@ -70,7 +72,7 @@ from crawler.progress import Progress, ProgressStats
 from crawler.retry import RetryQueue, backoff_s
 from crawler.robots import ROBOTS_MAX_REDIRECTS, origin_of
 from crawler.scheduler import SITE_LIMIT, Scheduler
-from crawler.state import FAILED as FAILED_STATE, IN_FLIGHT as IN_FLIGHT_STATE
+from crawler.state import FAILED as FAILED_STATE, FRONTIER as FRONTIER_STATE, IN_FLIGHT as IN_FLIGHT_STATE
 from crawler.state import SKIPPED as SKIPPED_STATE, VISITED as VISITED_STATE
 from crawler.state import content_kind
 from crawler.stats import CrawlCounters, ProcessTreeMonitor
@@ -139,8 +141,15 @@ class Dispatcher:
         self.redirected: set[str] = set()          # URLs recorded as redirects
         self.dispatched = 0  # page tasks dispatched and not undone: --max-pages counts these
         self.stop_reason: str | None = None
+        #: Without a store only: the URLs skipped for good, and those left at a stop
+        #: (resumable). With one, both are read back from it at the end
+        #: (:meth:`skipped_rows`, :meth:`unfinished_rows`): never a list of them here.
         self.skipped: list[tuple[FetchTask, str]] = []
-        self.unfinished: list[tuple[FetchTask, str]] = []  # left at a stop: resumable
+        self.unfinished: list[tuple[FetchTask, str]] = []
+        self.abandoned: dict[str, tuple[FetchTask, str]] = {}  # url -> in flight at an abort, reason
+        self.seed_skips: list[str] = []  # robots.txt reasons of the seeds it disallowed
+        self.left_reason: str | None = None  # why the frontier was left (max-pages, a stop)
+        self._listed: set[str] | None = None  # without a store: is_listed's set, built once
         self.seed_outcome: TaskDone | None = None
         self.retries_scheduled = 0
         #: robots.txt redirect target on another origin -> the origins whose rules it gives
@@ -497,9 +506,12 @@ class Dispatcher:
         """A claimed URL that will not be fetched (robots.txt, a trap guard): listed
         now, marked in the table in batches (:meth:`_flush_skips`), and in the store
         (``pushed``: it has a row already)."""
-        self.skipped.append((task, reason))
         self._to_mark.append(task.url)
-        if self.store is not None:
+        if task.url in self.seed_keys and reason.startswith("robots.txt"):
+            self.seed_skips.append(reason)
+        if self.store is None:
+            self.skipped.append((task, reason))
+        else:
             if pushed:
                 self.store.set_state([task.url], SKIPPED_STATE, reason)
             else:
@@ -613,8 +625,9 @@ class Dispatcher:
                 break
             for message in messages:
                 self._handle(message, check=False)
-        self.skipped.extend((task, reason + IN_FLIGHT) for task in self.in_flight.values())
-        self.unfinished.extend((task, reason + IN_FLIGHT) for task in self.in_flight.values())
+        self.abandoned = {url: (task, reason + IN_FLIGHT) for url, task in self.in_flight.items()}
+        if self.store is None:
+            self.unfinished.extend(self.abandoned.values())
         self.in_flight.clear()
         try:
             self._skip_frontier(reason)
@@ -622,27 +635,82 @@ class Dispatcher:
             log.warning("could not mark the frontier skipped in the visited table")
 
     def _skip_frontier(self, reason: str) -> None:
-        """List what is left in the frontier as skipped (a limit, a stop or an abort ended
-        the crawl; :data:`crawler.scheduler.SITE_LIMIT` for an origin at its limit), then
-        mark it skipped in the visited table, 1,000 URLs a call.
+        """Mark what is left in the frontier skipped in the visited table, 1,000 URLs a
+        call, streaming (a limit, a stop or an abort ended the crawl): :meth:`unfinished_rows`
+        lists them, with ``reason`` or :data:`crawler.scheduler.SITE_LIMIT` for an origin at
+        its limit. A URL robots.txt disallows is skipped for good instead.
 
-        Raises what the visited table raises; the URLs are in :attr:`skipped` by then.
+        Raises what the visited table raises, once the frontier is drained (its rows are
+        listed all the same).
         """
+        self.left_reason = reason
         for task in self.retries.drain():
             self.frontier.push(task)
-        tasks = [task for task in self.frontier.drain() if task.kind in (KIND_PAGE, KIND_FAIL)]  # claimed
-        rows = []
-        for task in tasks:
+        batch: list[str] = []
+        error: Exception | None = None
+        for task in self.frontier.drain():
+            if task.kind not in (KIND_PAGE, KIND_FAIL):  # not claimed
+                continue
             disallowed = self._disallowed_reason(task)
             if disallowed is not None:  # final, as any robots.txt skip: a resume skips it too
                 self._skip(task, disallowed)
-            else:
-                rows.append((task, SITE_LIMIT if self.scheduler.site_full(origin_of(task.url)) else reason))
-        self.skipped.extend(rows)
-        self.unfinished.extend(rows)  # a resume takes them up
-        self._flush_skips()
-        for start in range(0, len(rows), 1000):
-            self.table.mark_many([task.url for task, _ in rows[start:start + 1000]], "skipped")
+                continue
+            if self.store is None:
+                self.unfinished.append((task, self.unfinished_reason(task.url)))
+            batch.append(task.url)
+            if len(batch) == 1000 and error is None:
+                error = self._mark_skipped(batch)
+                batch = []
+        if error is None:
+            self._flush_skips()
+            error = self._mark_skipped(batch)
+        if error is not None:
+            raise error
+
+    def _mark_skipped(self, urls: list[str]) -> Exception | None:
+        """Mark ``urls`` skipped in the table; the error raised, if any."""
+        try:
+            if urls:
+                self.table.mark_many(urls, "skipped")
+        except Exception as exc:  # noqa: BLE001 (raised by _skip_frontier once drained)
+            return exc
+        return None
+
+    def unfinished_reason(self, url: str) -> str:
+        """Why ``url``, left by this run, is listed: in flight at an abort, its origin at
+        --max-pages-per-site, or :attr:`left_reason`."""
+        held = self.abandoned.get(url)
+        if held is not None:
+            return held[1]
+        if self.scheduler.site_full(origin_of(url)):
+            return SITE_LIMIT
+        return self.left_reason or "max-pages"
+
+    def is_listed(self, url: str) -> bool:
+        """True if ``url`` has a record or is listed as skipped or left (after
+        :meth:`run`; with a store, one indexed lookup: every claimed URL has a row)."""
+        if url in self.fetched:
+            return True
+        if self.store is not None:
+            return self.store.state_of(url) is not None
+        if self._listed is None:
+            self._listed = {task.url for task, _ in itertools.chain(self.skipped, self.unfinished)}
+        return url in self._listed
+
+    def skipped_rows(self) -> Iterator[tuple[str, int, str | None, str]]:
+        """``(url, depth, parent, reason)`` of every URL skipped for good: every run's with
+        a store, streamed."""
+        if self.store is None:
+            return ((t.url, t.depth, t.parent, r) for t, r in self.skipped)
+        return self.store.skipped_rows()
+
+    def unfinished_rows(self) -> Iterator[tuple[str, int, str | None, str]]:
+        """``(url, depth, parent, reason)`` of every URL this run left (resumable: waiting,
+        in flight at an abort), lowest depth first; with a store, streamed from it."""
+        if self.store is None:
+            return ((t.url, t.depth, t.parent, r) for t, r in self.unfinished)
+        return ((t.url, t.depth, t.parent, self.unfinished_reason(t.url))
+                for t in self.store.tasks_in(IN_FLIGHT_STATE, FRONTIER_STATE))
 
     def _disallowed_reason(self, task: FetchTask) -> str | None:
         """robots.txt's reason if the origin's known robots.txt disallows ``task``."""

@@ -357,7 +357,7 @@ def never_claimed_new(graph, tree, listed, max_depth):
 
     from crawler.api import never_claimed
     config = SimpleNamespace(max_depth=max_depth)
-    dispatcher = SimpleNamespace(fetched=set(listed), skipped=[])
+    dispatcher = SimpleNamespace(is_listed=set(listed).__contains__)
     return [row[:3] + ("x",) for row in never_claimed(config, graph, tree, dispatcher)]
 
 
