@@ -48,10 +48,13 @@ the adaptive delay, which is 0 here as the latency is 0).
 ``--memory``: 10,000 origins, stubs that win 101 links per page, ``--max-pages 10000``:
 the dispatcher stops dispatching after 10,000 pages with about 1,000,000 URLs waiting in
 the DiskFrontier (``--memory-origins``, ``--memory-links``, ``--memory-pages`` and
-``--memory-max-pages`` change that). RSS of the dispatcher is sampled every 0.25 s by a
-thread; at the end of the loop (before ``_skip_frontier`` lists what is left) and after
-it, the RSS and, with ``--tracemalloc`` (started after the fetchers are forked), the top
-allocation sites, also once half the pages are done.
+``--memory-max-pages`` change that). After the loop the product's own end runs:
+``Dispatcher._skip_frontier`` (every left-over URL marked skipped in the visited table)
+and ``crawler.api.finish_outputs`` (``skipped.tsv``, ``sites.tsv``, ``summary.json``
+in the temporary folder; its rows are counted). RSS of the dispatcher is sampled every
+0.25 s by a thread until then; at the end of the loop, after ``_skip_frontier`` and after
+``finish_outputs``, the RSS and, with ``--tracemalloc`` (started after the fetchers are
+forked), the top allocation sites, also once half the pages are done.
 
 Everything is saved to ``bench/results/dispatcher_ceiling.json`` (``--profile``:
 ``dispatcher_profile.json``; ``--memory``: ``dispatcher_memory.json``).
@@ -81,6 +84,7 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 import crawler.pool  # noqa: E402
 from crawler import resume  # noqa: E402
+from crawler.api import finish_outputs  # noqa: E402
 from crawler.config import CrawlConfig  # noqa: E402
 from crawler.dispatcher import Dispatcher  # noqa: E402
 from crawler.lifeline import watch_parent  # noqa: E402
@@ -146,37 +150,6 @@ class StubFetcher:
                                   discovered=discovered))
 
 
-#: Tasks popped with ``DiskFrontier.pop()`` (any origin: what ``drain`` does) to time it
-#: when many are left at the end of the loop.
-DRAIN_SAMPLE = 2000
-
-
-def _list_left(dispatcher, reason: str, marks: dict) -> None:
-    """``Dispatcher._skip_frontier`` without its O(origins) pops: what it holds in memory.
-
-    The product's ``_skip_frontier`` drains the frontier with ``DiskFrontier.drain()``,
-    whose ``pop()`` looks for the lowest depth over every origin, per task. This times
-    :data:`DRAIN_SAMPLE` such pops, then pops the rest origin by origin (``pop(origin)``)
-    and lists every task twice, as ``_skip_frontier`` does (``skipped`` and
-    ``unfinished``). It does not mark them in the visited table (the bench's manager is
-    shut down anyway)."""
-    frontier = dispatcher.frontier
-    waiting = len(frontier)
-    started = time.process_time()
-    tasks = [frontier.pop() for _ in range(DRAIN_SAMPLE)]
-    pop_any = (time.process_time() - started) / DRAIN_SAMPLE
-    started = time.process_time()
-    for name in frontier.origins():
-        while frontier.has_waiting(name):
-            tasks.append(frontier.pop(name))
-    pop_origin = (time.process_time() - started) / max(1, len(tasks) - DRAIN_SAMPLE)
-    rows = [(task, reason) for task in tasks]
-    dispatcher.skipped.extend(rows)
-    dispatcher.unfinished.extend(rows)
-    marks.update(drain_pop_any_us=round(1e6 * pop_any, 1), drain_pop_by_origin_us=round(1e6 * pop_origin, 1),
-                 product_drain_estimate_s=round(pop_any * waiting), listed_left=len(rows))
-
-
 def _cpu(pid: int) -> float:
     times = psutil.Process(pid).cpu_times()
     return times.user + times.system
@@ -233,10 +206,7 @@ def run_case(origins: int, pages: int, links: int, per_host: int | None, workers
             marks["cpu_at_loop_end"] = time.process_time()
             if trace:
                 marks["tracemalloc_at_loop_end"] = _top(tracemalloc.take_snapshot())
-            if memory and len(dispatcher.frontier) > DRAIN_SAMPLE:
-                _list_left(dispatcher, reason, marks)  # the product's drain would take hours here
-            else:
-                skip_frontier(reason)
+            skip_frontier(reason)
             marks["rss_after_skip_frontier"] = me.memory_info().rss
             marks["skip_frontier_cpu_s"] = round(time.process_time() - marks["cpu_at_loop_end"], 3)
             if trace:
@@ -269,11 +239,21 @@ def run_case(origins: int, pages: int, links: int, per_host: int | None, workers
         if profiler:
             profiler.disable()
         wall, cpu, times1 = time.perf_counter() - wall0, time.process_time() - cpu0, os.times()
+        roles = dispatcher.monitor.by_role()
+        counts = table.counts()
+        if memory:  # the product's last step: skipped.tsv, sites.tsv, summary.json
+            marks["samples_before_finish"] = len(samples)
+            finish0 = time.process_time()
+            summary = finish_outputs(config, dispatcher, counts, wall)
+            marks["finish_outputs_cpu_s"] = round(time.process_time() - finish0, 3)
+            marks["rss_after_finish_outputs"] = me.memory_info().rss
+            marks["summary_skipped"] = summary["skipped"]
+            marks["skipped_tsv_rows"] = sum(1 for _ in open(os.path.join(tmp, "skipped.tsv"))) - 1
+            if trace:
+                marks["tracemalloc_after_finish_outputs"] = _top(tracemalloc.take_snapshot())
         stop.set()
         if trace:
             tracemalloc.stop()
-        roles = dispatcher.monitor.by_role()
-        counts = table.counts()
     finally:
         manager.shutdown()
         store.close()
@@ -304,12 +284,12 @@ def run_case(origins: int, pages: int, links: int, per_host: int | None, workers
         "reconciled": counts["visited"] == c.visited and (counts["in_flight"] == 0 or max_pages is not None),
         "load_before": load_before, "load_after": load(),
     }
-    for key in ("waiting_at_loop_end", "skip_frontier_cpu_s", "drain_pop_any_us", "drain_pop_by_origin_us",
-                "product_drain_estimate_s", "listed_left", "tracemalloc_at_loop_end",
-                "tracemalloc_after_skip_frontier", "tracemalloc_mid", "waiting_mid"):
+    for key in ("waiting_at_loop_end", "skip_frontier_cpu_s", "finish_outputs_cpu_s", "summary_skipped",
+                "skipped_tsv_rows", "tracemalloc_at_loop_end", "tracemalloc_after_skip_frontier",
+                "tracemalloc_after_finish_outputs", "tracemalloc_mid", "waiting_mid"):
         if key in marks:
             result[key] = marks[key]
-    for key in ("rss_at_loop_end", "rss_after_skip_frontier", "rss_mid"):
+    for key in ("rss_at_loop_end", "rss_after_skip_frontier", "rss_after_finish_outputs", "rss_mid"):
         if key in marks:
             result[key + "_mib"] = round(marks[key] / MIB, 1)
     if memory:
@@ -317,7 +297,9 @@ def run_case(origins: int, pages: int, links: int, per_host: int | None, workers
         result["peak_sampled_rss_mib"] = round(max(s[1] for s in samples) / MIB, 1) if samples else None
         in_loop = samples[:marks.get("samples_in_loop", len(samples))]
         result["peak_rss_in_loop_mib"] = round(max(s[1] for s in in_loop) / MIB, 1) if in_loop else None
-        result["skipped_listed"] = len(dispatcher.skipped)
+        ends = marks.get("samples_before_finish", len(samples))
+        at_end = samples[marks.get("samples_in_loop", ends):]
+        result["peak_rss_after_loop_mib"] = round(max(s[1] for s in at_end) / MIB, 1) if at_end else None
     if profiler:
         result["profile"] = _profile_top(profiler)
     return result
@@ -550,12 +532,13 @@ def main() -> int:
                           trace=args.tracemalloc)
         keys = ("origins", "links", "max_pages", "pages", "robots", "waiting_mid", "rss_mid_mib", "waiting_at_loop_end",
                 "rss_before_mib", "peak_rss_in_loop_mib", "peak_sampled_rss_mib",
-                "rss_at_loop_end_mib", "rss_after_skip_frontier_mib", "peak_rss_mib", "skip_frontier_cpu_s",
-                "drain_pop_any_us", "drain_pop_by_origin_us", "product_drain_estimate_s", "listed_left",
-                "skipped_listed", "wall_s", "load_before", "load_after")
+                "rss_at_loop_end_mib", "rss_after_skip_frontier_mib", "rss_after_finish_outputs_mib",
+                "peak_rss_after_loop_mib", "peak_rss_mib", "skip_frontier_cpu_s", "finish_outputs_cpu_s",
+                "summary_skipped", "skipped_tsv_rows", "wall_s", "load_before", "load_after")
         for key in keys:
             print(f"{key:<30} {result.get(key)}")
-        for key in ("tracemalloc_mid", "tracemalloc_at_loop_end", "tracemalloc_after_skip_frontier"):
+        for key in ("tracemalloc_mid", "tracemalloc_at_loop_end", "tracemalloc_after_skip_frontier",
+                    "tracemalloc_after_finish_outputs"):
             if key in result:
                 print(f"\n{key}:")
                 for row in result[key]:
