@@ -36,13 +36,16 @@ pushes the links won, and decides when the crawl ends.
 
 The loop never blocks on a fetcher: it waits on every result pipe at once with a timeout
 (the sooner of a one-second liveness check and the next time an origin or a retry is
-due, or only the liveness check while every fetcher is full), and it puts tasks only
-where the gate has room. Each pipe has one writer, so a fetcher's death shows as an
+due, or only the liveness check while every fetcher is full), reads every message
+already waiting (a busy turn handles tens, and writes their states in one statement),
+and it puts tasks only where the gate has room. Each pipe has one writer, so a fetcher's death shows as an
 EOF. A dead fetcher is replaced and its tasks go back to the frontier; a dead manager
 stops the crawl (the state on disk lets the next run resume). The crawl ends when
 nothing is in flight, no retry waits and no origin has work that may be dispatched (the
 frontier is empty, or what is left is over a limit: the page limit, a site's limit).
-Then one STOP per fetcher thread, a join with a deadline, then SIGKILL.
+Then one STOP per fetcher thread, a join with a deadline, then SIGKILL. What a stop
+leaves in the frontier is marked skipped in the visited table as it is drained, and stays
+in the state store, which lists it at the end and hands it to a resume.
 
 Fetchers read tasks, fetch and convert, write their own output, and claim the links they
 discover in the visited table, so de-duplication runs in the fetchers, in parallel. They
