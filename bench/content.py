@@ -1,4 +1,4 @@
-"""Extra CPU per page of main-content selection (crawler/content.py), over a folder of HTML.
+"""Extra CPU per page of main-content selection (crawler/content/main.py), over a folder of HTML.
 
 Usage:
     .venv/bin/python bench/content.py [--root /usr/share/doc/python3.11/html] [--rounds 2]
@@ -7,7 +7,7 @@ Usage:
     (BENCH_QUICK=1: one round; results also in bench/results/content.json)
 
 Reads every ``.html`` file under ``--root`` into memory, then times (process CPU, best of
-``--rounds``) the selection (:func:`crawler.content.main_content`), html2text on what it
+``--rounds``) the selection (:func:`crawler.content.main.main_content`), html2text on what it
 selects and html2text on the whole page; prints the net extra CPU per page (selection +
 Markdown of the selection - Markdown of the whole page) and the share of Markdown
 characters removed.
@@ -20,7 +20,7 @@ the main element that survive (nav), the Markdown code blocks, tables, headings 
 kept, and CPU ms per page of the selection (results in bench/results/content_compare.json).
 
 ``--sizes`` times the selection of one page without a landmark, made of ``<div><p>``
-paragraphs, at 0.3, 1 and 2 MB of HTML: below ``crawler.content.MAX_EXTRACT_CHARS`` the
+paragraphs, at 0.3, 1 and 2 MB of HTML: below ``crawler.content.main.MAX_EXTRACT_CHARS`` the
 extractor runs, above it not.
 """
 
@@ -36,9 +36,9 @@ import time
 
 import lxml.html
 
-from crawler.content import main_content
-from crawler.decode import decode_html
-from crawler.markdown import to_markdown
+from crawler.content.main import main_content
+from crawler.web.decode import decode_html
+from crawler.content.markdown import to_markdown
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from page_work import best_ms_per_page  # noqa: E402
@@ -75,9 +75,9 @@ def _trafilatura(html, url):
 CANDIDATES = {
     "readability-lxml": _readability,
     "trafilatura": _trafilatura,
-    "crawler.content": lambda html, url: main_content(html),
+    "crawler.content.main": lambda html, url: main_content(html),
     "trafilatura, role=main removed": lambda html, url: _trafilatura(ROLE_MAIN.sub("", html), url),
-    "crawler.content, role=main removed": lambda html, url: main_content(ROLE_MAIN.sub("", html)),
+    "crawler.content.main, role=main removed": lambda html, url: main_content(ROLE_MAIN.sub("", html)),
 }
 
 
@@ -185,12 +185,12 @@ def main() -> int:
         return 0
     selected = [(url, main_content(html), html) for url, html in pages]
     rows = {
-        "selection (crawler.content)": best_ms_per_page(lambda p: main_content(p[1]), pages, args.rounds),
+        "selection (crawler.content.main)": best_ms_per_page(lambda p: main_content(p[1]), pages, args.rounds),
         "html2text, main content": best_ms_per_page(
             lambda s: to_markdown(s[1] if s[1] is not None else s[2], s[0]), selected, args.rounds),
         "html2text, whole page": best_ms_per_page(lambda p: to_markdown(p[1], p[0]), pages, args.rounds),
     }
-    extra = rows["selection (crawler.content)"] + rows["html2text, main content"] - rows["html2text, whole page"]
+    extra = rows["selection (crawler.content.main)"] + rows["html2text, main content"] - rows["html2text, whole page"]
     whole_chars = sum(len(to_markdown(html, url)) for url, html in pages)
     main_chars = sum(len(to_markdown(s if s is not None else html, url)) for url, s, html in selected)
     removed = 1 - main_chars / whole_chars

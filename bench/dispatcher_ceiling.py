@@ -9,10 +9,10 @@ Usage:
     ... bench/dispatcher_ceiling.py --parts [--rounds 2]             the per-task primitives alone
 
 What runs is the product's dispatcher, built as ``crawler/api.py::_crawl`` builds it: a
-:class:`crawler.state.StateStore` and a :class:`crawler.state.DiskFrontier` in a temporary
-folder, a manager from :func:`crawler.visited.start_manager`, ``resume.prepare``, then
-:class:`crawler.dispatcher.Dispatcher` (start method ``fork``). Only the fetcher is not the
-product's: ``crawler.pool.fetcher_main``, the entry point the pool starts, is replaced by
+:class:`crawler.engine.statestore.StateStore` and a :class:`crawler.engine.statestore.DiskFrontier` in a temporary
+folder, a manager from :func:`crawler.engine.visited.start_manager`, ``resume.prepare``, then
+:class:`crawler.engine.dispatcher.Dispatcher` (start method ``fork``). Only the fetcher is not the
+product's: ``crawler.engine.pool.fetcher_main``, the entry point the pool starts, is replaced by
 :class:`StubFetcher` (here, never in the package). A stub reads tasks until STOP; for a
 robots.txt task it answers ``TaskDone(origin, "robots", 404)`` (allow all); for a page it
 sends an ``Exchanged`` (as a real fetcher does for every HTML page, ``--no-exchanged``
@@ -82,16 +82,16 @@ import psutil
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-import crawler.pool  # noqa: E402
-from crawler import resume  # noqa: E402
+import crawler.engine.pool  # noqa: E402
+from crawler.engine import resume  # noqa: E402
 from crawler.api import finish_outputs  # noqa: E402
 from crawler.config import CrawlConfig  # noqa: E402
-from crawler.dispatcher import Dispatcher  # noqa: E402
-from crawler.lifeline import watch_parent  # noqa: E402
-from crawler.messages import KIND_ROBOTS, PAGE, ROBOTS, STOP, Exchanged, FetchTask, TaskDone  # noqa: E402
-from crawler.signals import child_signals  # noqa: E402
-from crawler.state import DiskFrontier, StateStore  # noqa: E402
-from crawler.visited import start_manager  # noqa: E402
+from crawler.engine.dispatcher import Dispatcher  # noqa: E402
+from crawler.engine.lifeline import watch_parent  # noqa: E402
+from crawler.engine.messages import KIND_ROBOTS, PAGE, ROBOTS, STOP, Exchanged, FetchTask, TaskDone  # noqa: E402
+from crawler.engine.signals import child_signals  # noqa: E402
+from crawler.engine.statestore import DiskFrontier, StateStore  # noqa: E402
+from crawler.engine.visited import start_manager  # noqa: E402
 
 MIB = 2 ** 20
 RESULTS = os.path.join(HERE, "results")
@@ -170,7 +170,7 @@ def run_case(origins: int, pages: int, links: int, per_host: int | None, workers
     config = CrawlConfig(seeds=(seed,), out_dir=tmp, workers=workers, threads=threads, per_host=per_host,
                          max_pages=max_pages, start_method="fork", progress="log").validated()
     share = -(-(pages - 1) // workers)  # new URLs per stub
-    crawler.pool.fetcher_main = StubFetcher(origins, links, share, workers, exchanged)
+    crawler.engine.pool.fetcher_main = StubFetcher(origins, links, share, workers, exchanged)
     store = StateStore.open(tmp)
     manager = start_manager(ctx)
     try:
@@ -316,7 +316,7 @@ def parts(count: int = 20_000) -> dict:
     messages against the same fields as a plain tuple), ``origin_of``, a task queue put
     (the feeder thread included), and the state store's per-task writes at 1,000 origins."""
     import pickle
-    from crawler.robots import origin_of
+    from crawler.web.robots import origin_of
     urls = [f"{origin(i % 1000)}/docs/section-{i % 97}/page-{i}.html" for i in range(4 * count)]
     task = FetchTask(urls[0], 3, urls[1])
     done = TaskDone(0, urls[0], PAGE, 200, body_bytes=1000, latency_s=0.0,
@@ -379,7 +379,7 @@ def parts(count: int = 20_000) -> dict:
         timed("DiskFrontier.pop (its origin)", pop)
         timed("StateStore.set_state([url]) one URL a call", set_state)
         store.close()
-        from crawler.frontier import MemoryFrontier
+        from crawler.engine.frontier import MemoryFrontier
         for origins in (10, 1000, 10_000):  # pop() of any origin: what drain() does at the end
             store = StateStore(os.path.join(tmp, f"drain-{origins}.sqlite"))
             for frontier in (DiskFrontier(store), MemoryFrontier()):

@@ -5,8 +5,8 @@ Usage:
         [--origins 10 1000 100000] [--origin-clients 32] [--new 2] [--seen 2] [--duration 4]
         [--modes settle page] [--mixes 1:0 2:2 2:10 1:42] [--mix-clients 8]
 
-The manager is the product's (:func:`crawler.visited.start_manager`, a
-:class:`crawler.visited.VisitedTable` of 64 shards behind its proxy), a fresh one per
+The manager is the product's (:func:`crawler.engine.visited.start_manager`, a
+:class:`crawler.engine.visited.VisitedTable` of 64 shards behind its proxy), a fresh one per
 measurement. Each client process (fork) does what a fetcher does per page, back to back
 for ``--duration`` seconds after a common start:
 
@@ -14,7 +14,7 @@ for ``--duration`` seconds after a common start:
   ``url`` (a URL this client won earlier, so it is in flight) is marked visited and
   ``links`` are claimed: ``--new`` URLs nobody has claimed yet and ``--seen`` that this
   client claimed before (they lose, as most of a page's links do); a few links a call,
-  as a fetcher sends them after its :class:`crawler.visited.OfferedKeys` filter;
+  as a fetcher sends them after its :class:`crawler.engine.visited.OfferedKeys` filter;
 * ``page`` mode: the two round trips a real fetcher makes per page:
   ``register_content(fingerprint, simhash, url)`` (random 64-bit values: the exact and
   near-duplicate registry, which grows by one page per call) then the same ``settle``.
@@ -55,7 +55,7 @@ import psutil
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
-from crawler.visited import start_manager  # noqa: E402
+from crawler.engine.visited import start_manager  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
 FIRST_PORT, PORTS = 1024, 60_000

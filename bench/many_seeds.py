@@ -39,7 +39,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-from crawler.sites import write_sites  # noqa: E402
+from crawler.output.sites import write_sites  # noqa: E402
 
 ROBOTS = b"User-agent: *\nDisallow: /private\n"
 PAGES = {

@@ -81,7 +81,7 @@ def _roles(summary: dict | None, root_pid: int) -> dict[int, str]:
 
 def _records(out: str) -> tuple[dict[str, int], int]:
     """URL -> records, and how many records say 'Too many open files'."""
-    from crawler.shards import iter_records
+    from crawler.output.shards import iter_records
     counts: dict[str, int] = {}
     emfile = 0
     for record in iter_records(out):

@@ -71,14 +71,14 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from nginx import Nginx, nginx_binary  # noqa: E402
 
-import crawler.visited  # noqa: E402
-from crawler.frontier import MemoryFrontier  # noqa: E402
-from crawler.graph import LinkGraph, write_tree  # noqa: E402
-from crawler.messages import FetchTask  # noqa: E402
-from crawler.visited import VisitedTable  # noqa: E402
+import crawler.engine.visited  # noqa: E402
+from crawler.engine.frontier import MemoryFrontier  # noqa: E402
+from crawler.output.graph import LinkGraph, write_tree  # noqa: E402
+from crawler.engine.messages import FetchTask  # noqa: E402
+from crawler.engine.visited import VisitedTable  # noqa: E402
 
 MIB = 2 ** 20
-#: The crawler's progress line (crawler/dispatcher.py, Dispatcher._progress).
+#: The crawler's progress line (crawler/engine/dispatcher.py, Dispatcher._progress).
 PROGRESS = re.compile(r"done (\d+) \(pages \d+, failed \d+\) \| frontier (\d+) \| in flight (\d+)")
 #: The steady part of the crawl starts when this fraction of the URLs is done.
 STEADY_FROM = 0.05
@@ -162,7 +162,7 @@ def model(base_url: str, n: int, links: int) -> dict:
     frontier_entry = _traced(frontier) / n
 
     offered_entry = offered_limit = None
-    offered_keys = getattr(crawler.visited, "OfferedKeys", None)
+    offered_keys = getattr(crawler.engine.visited, "OfferedKeys", None)
     if offered_keys is not None:  # a fetcher's filter of keys it already offered, if present
         def offered():
             keys = offered_keys()
@@ -488,24 +488,24 @@ def report(result: dict, mdl: dict, run: dict) -> None:
     print(f"\nsummary.json says peak_rss_bytes {summary['peak_rss_bytes'] / MIB:.0f} MiB (all processes); "
           f"measured here: {sum(r['peak_rss_crawl'] for r in rows) / MIB:.0f} MiB summed per-process peaks "
           f"in the crawl loop, dispatcher alone {max(r['peak_rss'] for r in rows) / MIB:.0f} MiB in the "
-          "finish phase, which the crawler's own last sample (crawler/dispatcher.py run: "
+          "finish phase, which the crawler's own last sample (crawler/engine/dispatcher.py run: "
           "self.monitor.sample() before finish_outputs) does not see.")
     print(f"Claims run ahead of the crawl: 95% of the {n:,} URLs were claimed when "
           f"{result['urls_done_when_95pct_claimed']} were done; the frontier peaked at "
           f"{result['peak_frontier']} tasks.")
     print("\nModel (this process, tracemalloc: Python allocations, no allocator overhead; the "
           "crawler's own classes, URLs spelled like the crawl's):")
-    print(f"  visited table, manager    {mdl['visited_entry']:6.1f} B per claimed URL   crawler/visited.py "
+    print(f"  visited table, manager    {mdl['visited_entry']:6.1f} B per claimed URL   crawler/engine/visited.py "
           "claim_many: shard[fp] = IN_FLIGHT (64-bit int key + dict slot)")
     print(f"  Dispatcher.fetched        {mdl['fetched_set_entry']:6.1f} B per done URL      "
-          f"crawler/dispatcher.py _handle: self.fetched.add(message.url) ({mdl['url_str']:.0f} B string "
+          f"crawler/engine/dispatcher.py _handle: self.fetched.add(message.url) ({mdl['url_str']:.0f} B string "
           f"+ {mdl['fetched_set_slot']:.0f} B set slot; only without a state store)")
     print(f"  frontier, dispatcher      {mdl['frontier_entry']:6.1f} B per waiting URL   "
-          "crawler/frontier.py MemoryFrontier push: FetchTask + URL string + deque slot (the crawl "
+          "crawler/engine/frontier.py MemoryFrontier push: FetchTask + URL string + deque slot (the crawl "
           "itself uses the disk frontier: a window of these)")
     print(f"  link graph, finish phase  {mdl['graph_edge']:6.1f} B per edge loaded,  "
           f"{mdl['finish_peak_per_edge']:.1f} B per edge at the peak   crawler/api.py finish_outputs: "
-          "LinkGraph.load (crawler/graph.py: interned URLs, edge id arrays), write_tsv, tree()")
+          "LinkGraph.load (crawler/output/graph.py: interned URLs, edge id arrays), write_tsv, tree()")
     print("\nWhere memory grows:")
     man = next((r for r in rows if r["role"] == "manager"), None)
     disp = next((r for r in rows if r["role"] == "dispatcher"), None)
@@ -520,10 +520,10 @@ def report(result: dict, mdl: dict, run: dict) -> None:
         print(f"  dispatcher, crawl loop: {disp['start_rss'] / MIB:.1f} -> {disp['peak_rss_crawl'] / MIB:.1f} "
               f"MiB, {fmt_slope(disp['slope_rss_per_url_claimed']).strip()} B per URL claimed, then "
               f"{fmt_slope(disp['slope_rss_per_url_done_after_claims']).strip()} B per URL done once the "
-              "claims are in. The frontier is on disk (crawler/state.py DiskFrontier: at most 1,000 "
+              "claims are in. The frontier is on disk (crawler/engine/statestore.py DiskFrontier: at most 1,000 "
               "tasks per origin in memory) and the URLs done are not kept in memory (read back from "
               "state.sqlite at the end), so what grows is SQLite's page cache, capped at 16 MiB "
-              "(crawler/state.py CACHE_KIB), while the state file grows; then it is flat. (The "
+              "(crawler/engine/statestore.py CACHE_KIB), while the state file grows; then it is flat. (The "
               f"in-memory model of the older design: frontier peak {result['peak_frontier']} tasks x "
               f"{mdl['frontier_entry']:.0f} B, fetched set ~{mdl['fetched_set_slot']:.0f} B per URL.)")
         edges = summary.get("edges") or 0
@@ -533,7 +533,7 @@ def report(result: dict, mdl: dict, run: dict) -> None:
                   f"for {edges:,} edges = {grown / edges:.0f} B per edge, {grown / n:.0f} B per URL "
                   f"(model {mdl['finish_peak_per_edge']:.0f} B per edge at the peak, "
                   f"{edges * mdl['finish_peak_per_edge'] / MIB:.0f} MiB): every edge of edges-NN.tsv is "
-                  "loaded into compact arrays (crawler/graph.py: URLs interned once, edges as integer "
+                  "loaded into compact arrays (crawler/output/graph.py: URLs interned once, edges as integer "
                   "ids) to de-duplicate and sort them and to derive the tree, and the set of URLs done "
                   "is read back from state.sqlite; this, not the crawl, sets the dispatcher's peak.")
     if fetchers:
@@ -550,7 +550,7 @@ def report(result: dict, mdl: dict, run: dict) -> None:
         if mdl.get("offered_entry") is not None:
             limit = mdl["offered_limit"] or n
             kept = min(n, limit)
-            print(f"    What grows: OfferedKeys (crawler/visited.py; crawler/worker.py _finish: "
+            print(f"    What grows: OfferedKeys (crawler/engine/visited.py; crawler/engine/worker.py _finish: "
                   f"self.offered.first_offer) keeps the fingerprint of every distinct link a fetcher has "
                   f"offered, {mdl['offered_entry']:.0f} B each (model), bounded at {limit:,} keys "
                   f"({limit * mdl['offered_entry'] / MIB:.1f} MiB) after which it is emptied. Here a "

@@ -13,9 +13,9 @@ Converts every ``.html`` page under ``--root`` to Markdown as the fetcher does
 - recall: for every page, three edited copies (a different timestamp line, a changed
   footer and navigation line, a cookie banner on top): how many stay within 3 bits;
 
-and, for the crawler's choice, the CPU per page of :func:`crawler.neardup.simhash` in
+and, for the crawler's choice, the CPU per page of :func:`crawler.content.neardup.simhash` in
 pure Python against a numpy version (best of ``--rounds``), and the memory of a
-:class:`crawler.neardup.NearDuplicateIndex` per entry (tracemalloc, 100,000 entries).
+:class:`crawler.content.neardup.NearDuplicateIndex` per entry (tracemalloc, 100,000 entries).
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ import sys
 import time
 import tracemalloc
 
-from crawler import neardup
-from crawler.decode import decode_html
-from crawler.markdown import to_markdown
+from crawler.content import neardup
+from crawler.web.decode import decode_html
+from crawler.content.markdown import to_markdown
 
 K = neardup.DEFAULT_MAX_DISTANCE
 BASE = "http://127.0.0.1:8000/"
@@ -75,7 +75,7 @@ def fingerprint(text: str, words: int, strip_links: bool) -> int:
 
 
 def simhash_numpy(text: str) -> int:
-    """The same fingerprint as :func:`crawler.neardup.simhash`, counted with numpy."""
+    """The same fingerprint as :func:`crawler.content.neardup.simhash`, counted with numpy."""
     import numpy as np
     import xxhash
     items = neardup.features(text)

@@ -22,11 +22,11 @@ import os
 import sys
 import time
 
-from crawler.decode import decode_html
-from crawler.extract import LINK_ATTRIBUTES, effective_base, extract, link_targets
-from crawler.markdown import to_markdown
-from crawler.neardup import simhash
-from crawler.worker import page_markdown
+from crawler.web.decode import decode_html
+from crawler.content.links import LINK_ATTRIBUTES, effective_base, extract, link_targets
+from crawler.content.markdown import to_markdown
+from crawler.content.neardup import simhash
+from crawler.engine.worker import page_markdown
 
 TAGS = tuple(LINK_ATTRIBUTES)
 

@@ -50,12 +50,12 @@ What it measures:
    * dispatcher (this process): a profiler on the main thread around ``crawl()``;
      ``threading.setprofile`` starts one in each thread it starts (the task queue's
      feeder thread);
-   * fetchers: ``crawler.dispatcher.fetcher_main`` (the dispatcher looks it up there)
+   * fetchers: ``crawler.engine.dispatcher.fetcher_main`` (the dispatcher looks it up there)
      is wrapped; an at-fork hook replaces the profiler inherited from the dispatcher,
      the ``threading.setprofile`` hook profiles each fetcher thread and each
      per-request watchdog ``threading.Timer``; stats are dumped when ``fetcher_main``
      returns;
-   * manager: ``crawler.visited.child_signals`` (its server initializer) is wrapped:
+   * manager: ``crawler.engine.visited.child_signals`` (its server initializer) is wrapped:
      every server thread is profiled and the stats are dumped when the manager gets its
      shutdown message, before it replies (the parent then joins it for 1 s only), with
      a ``multiprocessing.util.Finalize`` as fall-back. A missing dump is an error.
@@ -111,19 +111,19 @@ sys.path.insert(0, HERE)
 from nginx import Nginx, nginx_binary  # noqa: E402
 from page_work import best_ms_per_page  # noqa: E402
 
-import crawler.dispatcher  # noqa: E402
-import crawler.fetch  # noqa: E402
-import crawler.scope  # noqa: E402
-import crawler.store  # noqa: E402
-import crawler.worker  # noqa: E402
-import crawler.visited  # noqa: E402
+import crawler.engine.dispatcher  # noqa: E402
+import crawler.web.fetch  # noqa: E402
+import crawler.web.scope  # noqa: E402
+import crawler.output.writers  # noqa: E402
+import crawler.engine.worker  # noqa: E402
+import crawler.engine.visited  # noqa: E402
 from crawler.api import crawl  # noqa: E402
 from crawler.config import CrawlConfig  # noqa: E402
-from crawler.decode import decode_html  # noqa: E402
-from crawler.extract import effective_base, extract, link_targets  # noqa: E402
-from crawler.fetch import HttpClient  # noqa: E402
-from crawler.markdown import to_markdown  # noqa: E402
-from crawler.shards import iter_records  # noqa: E402
+from crawler.web.decode import decode_html  # noqa: E402
+from crawler.content.links import effective_base, extract, link_targets  # noqa: E402
+from crawler.web.fetch import HttpClient  # noqa: E402
+from crawler.content.markdown import to_markdown  # noqa: E402
+from crawler.output.shards import iter_records  # noqa: E402
 
 QUICK = bool(os.environ.get("BENCH_QUICK"))
 ROLES = ("dispatcher", "manager", "fetcher")
@@ -228,8 +228,8 @@ def _add_stat(a, b):
     return (a[0] + cc, a[1] + nc, a[2] + tt, a[3] + ct, callers_a)
 
 
-_ORIGINAL_FETCHER_MAIN = crawler.dispatcher.fetcher_main
-_ORIGINAL_MANAGER_INIT = crawler.visited.child_signals
+_ORIGINAL_FETCHER_MAIN = crawler.engine.dispatcher.fetcher_main
+_ORIGINAL_MANAGER_INIT = crawler.engine.visited.child_signals
 _ORIGINAL_SERVER_SHUTDOWN = multiprocessing.managers.Server.shutdown
 
 
@@ -259,8 +259,8 @@ def profiled_crawl(config: CrawlConfig, out_dir: str, builtins: bool) -> dict:
     """``crawl(config)`` with every thread of every process under cProfile."""
     STATE.active, STATE.builtins, STATE.out_dir = True, builtins, out_dir
     STATE.role, STATE.profilers, STATE.dumped = "dispatcher", [], False
-    crawler.dispatcher.fetcher_main = _profiled_fetcher_main
-    crawler.visited.child_signals = _profiled_manager_init
+    crawler.engine.dispatcher.fetcher_main = _profiled_fetcher_main
+    crawler.engine.visited.child_signals = _profiled_manager_init
     STATE.main = _new_profiler("main")
     threading.setprofile(_thread_hook)
     STATE.main.enable()
@@ -271,8 +271,8 @@ def profiled_crawl(config: CrawlConfig, out_dir: str, builtins: bool) -> dict:
         threading.setprofile(None)
         _dump()
         STATE.active, STATE.main, STATE.profilers = False, None, []
-        crawler.dispatcher.fetcher_main = _ORIGINAL_FETCHER_MAIN
-        crawler.visited.child_signals = _ORIGINAL_MANAGER_INIT
+        crawler.engine.dispatcher.fetcher_main = _ORIGINAL_FETCHER_MAIN
+        crawler.engine.visited.child_signals = _ORIGINAL_MANAGER_INIT
 
 
 # --------------------------------------------------------------------------------------
@@ -283,20 +283,20 @@ def profiled_crawl(config: CrawlConfig, out_dir: str, builtins: bool) -> dict:
 #: in each fetcher. Inclusive times; the page-work labels are bench/page_work.py's
 #: steps. A target missing from the crawler's code is skipped (and listed).
 PROBE_TARGETS = (
-    ("crawler.worker", "PageProcessor", "run", "PageProcessor.run (one task)"),
-    ("crawler.fetch", "HttpClient", "get", "HttpClient.get"),
-    ("crawler.worker", None, "decode_html", "decode"),
-    ("crawler.worker", None, "extract", "extract (lxml)"),
-    ("crawler.worker", None, "link_targets", "resolve + normalize"),
-    ("crawler.worker", None, "effective_base", "effective_base (markdown step)"),
-    ("crawler.worker", None, "to_markdown", "markdown (html2text)"),
-    ("crawler.worker", None, "markdown_fingerprint", "Markdown fingerprint"),
-    ("crawler.scope", "Scope", "__contains__", "scope check"),
-    ("crawler.visited", "OfferedKeys", "first_offer", "OfferedKeys.first_offer"),
-    ("crawler.store", "RecordWriter", "write", "record + edges write"),
-    ("crawler.visited", "VisitedProxy", "settle", "visited table settle"),
-    ("crawler.visited", "VisitedProxy", "register_content", "visited table register_content"),
-    ("crawler.worker", "ResultSender", "put", "result send"),
+    ("crawler.engine.worker", "PageProcessor", "run", "PageProcessor.run (one task)"),
+    ("crawler.web.fetch", "HttpClient", "get", "HttpClient.get"),
+    ("crawler.engine.worker", None, "decode_html", "decode"),
+    ("crawler.engine.worker", None, "extract", "extract (lxml)"),
+    ("crawler.engine.worker", None, "link_targets", "resolve + normalize"),
+    ("crawler.engine.worker", None, "effective_base", "effective_base (markdown step)"),
+    ("crawler.engine.worker", None, "to_markdown", "markdown (html2text)"),
+    ("crawler.engine.worker", None, "markdown_fingerprint", "Markdown fingerprint"),
+    ("crawler.web.scope", "Scope", "__contains__", "scope check"),
+    ("crawler.engine.visited", "OfferedKeys", "first_offer", "OfferedKeys.first_offer"),
+    ("crawler.output.writers", "RecordWriter", "write", "record + edges write"),
+    ("crawler.engine.visited", "VisitedProxy", "settle", "visited table settle"),
+    ("crawler.engine.visited", "VisitedProxy", "register_content", "visited table register_content"),
+    ("crawler.engine.worker", "ResultSender", "put", "result send"),
     ("multiprocessing.queues", "Queue", "get", "task queue get"),
 )
 _PROBE_SUMS: list[dict] = []        # one dict per thread: label -> [calls, seconds]
@@ -382,10 +382,10 @@ def probed_crawl(config: CrawlConfig, out_dir: str) -> dict:
             saved.append((owner, name, original))
             wrapped = _probe(label, original)
             setattr(owner, name, _settle_probe(wrapped) if label == "visited table settle" else wrapped)
-        crawler.dispatcher.fetcher_main = _probed_fetcher_main
+        crawler.engine.dispatcher.fetcher_main = _probed_fetcher_main
         return crawl(config)
     finally:
-        crawler.dispatcher.fetcher_main = _ORIGINAL_FETCHER_MAIN
+        crawler.engine.dispatcher.fetcher_main = _ORIGINAL_FETCHER_MAIN
         for owner, name, original in reversed(saved):
             setattr(owner, name, original)
 
@@ -493,44 +493,44 @@ def owner(func: tuple, role: str) -> str | None:
         return WAIT if any(w in name for w in ("acquire", "poll", "select", "sleep", "wait")) else None
     if path.endswith("/bench/profile_crawl.py") or _has(path, "/cProfile.py", "/pstats.py"):
         return PROFILER
-    if _has(path, "/crawler/markdown.py", "/html2text/", "/html/parser.py", "/_markupbase.py",
+    if _has(path, "/crawler/content/markdown.py", "/html2text/", "/html/parser.py", "/_markupbase.py",
             "/html/__init__.py"):
         return PAGE_MD
-    if path.endswith("/crawler/extract.py"):
+    if path.endswith("/crawler/content/links.py"):
         return PAGE_LINKS if name in ("link_targets", "resolve_links") else PAGE_EXTRACT
     if "/lxml/" in path:
         return PAGE_EXTRACT
-    if _has(path, "/crawler/decode.py", "/w3lib/"):
+    if _has(path, "/crawler/web/decode.py", "/w3lib/"):
         return PAGE_DECODE
-    if path.endswith("/crawler/store.py"):
+    if path.endswith("/crawler/output/writers.py"):
         return PAGE_WRITE
-    if path.endswith("/crawler/urlnorm.py"):
+    if path.endswith("/crawler/web/urlnorm.py"):
         return {"manager": TABLE_LOGIC, "fetcher": PAGE_LINKS}.get(role, DISPATCH)
-    if path.endswith("/crawler/scope.py"):
+    if path.endswith("/crawler/web/scope.py"):
         return EXTRA if role == "fetcher" else ROLE_DEFAULT.get(role, OTHER)
-    if path.endswith("/crawler/worker.py"):
+    if path.endswith("/crawler/engine/worker.py"):
         if name == "markdown_fingerprint":
             return EXTRA
         return IPC if name == "put" else GLUE  # ResultSender.put: the result pipe
-    if _has(path, "/crawler/fetch.py", "/requests/", "/urllib3/", "/http/client.py",
+    if _has(path, "/crawler/web/fetch.py", "/requests/", "/urllib3/", "/http/client.py",
             "/http/cookiejar.py", "/email/", "/certifi/", "/charset_normalizer/"):
         return HTTP
-    if _has(path, "/crawler/visited.py"):
+    if _has(path, "/crawler/engine/visited.py"):
         return TABLE_LOGIC if role == "manager" else TABLE_PROXY
     if path.endswith("/multiprocessing/managers.py"):
         return TABLE_SERVE if role == "manager" else TABLE_PROXY
     if path.endswith("/multiprocessing/queues.py"):
         return IPC
-    if path.endswith("/crawler/dispatcher.py"):
+    if path.endswith("/crawler/engine/dispatcher.py"):
         if name in ("_shutdown", "start", "_start_fetcher"):
             return PROCS
         return IPC if name == "_receive" else DISPATCH
-    if _has(path, "/psutil/") or (path.endswith("/crawler/stats.py") and name in (
+    if _has(path, "/psutil/") or (path.endswith("/crawler/engine/stats.py") and name in (
             "sample", "set_role", "by_role", "cpu_s")):
         return MONITOR
     if path.endswith("/crawler/api.py") and name in ("finish_outputs", "never_claimed"):
         return OUTPUTS
-    if path.endswith("/crawler/graph.py"):
+    if path.endswith("/crawler/output/graph.py"):
         return OUTPUTS
     if path.endswith("/multiprocessing/connection.py") and name == "wait":
         return WAIT
@@ -598,24 +598,24 @@ def categorize(stats: dict, role: str, kind: str) -> dict:
 
 #: Inclusive (cumulative) times worth showing, per role: (file suffix, function name).
 ENTRY_POINTS = {
-    "fetcher": [("crawler/worker.py", "run"), ("crawler/worker.py", "_page"),
-                ("crawler/markdown.py", "to_markdown"), ("crawler/extract.py", "extract"),
-                ("crawler/extract.py", "link_targets"), ("crawler/decode.py", "decode_html"),
-                ("crawler/store.py", "write"), ("crawler/fetch.py", "get"),
-                ("crawler/worker.py", "_finish"), ("crawler/visited.py", "settle"),
+    "fetcher": [("crawler/engine/worker.py", "run"), ("crawler/engine/worker.py", "_page"),
+                ("crawler/content/markdown.py", "to_markdown"), ("crawler/content/links.py", "extract"),
+                ("crawler/content/links.py", "link_targets"), ("crawler/web/decode.py", "decode_html"),
+                ("crawler/output/writers.py", "write"), ("crawler/web/fetch.py", "get"),
+                ("crawler/engine/worker.py", "_finish"), ("crawler/engine/visited.py", "settle"),
                 ("multiprocessing/managers.py", "_callmethod"),
-                ("multiprocessing/queues.py", "get"), ("crawler/worker.py", "put")],
+                ("multiprocessing/queues.py", "get"), ("crawler/engine/worker.py", "put")],
     "manager": [("multiprocessing/managers.py", "serve_client"),
-                ("crawler/visited.py", "settle"), ("crawler/visited.py", "claim_many"),
-                ("crawler/visited.py", "_group"), ("crawler/urlnorm.py", "fingerprint"),
+                ("crawler/engine/visited.py", "settle"), ("crawler/engine/visited.py", "claim_many"),
+                ("crawler/engine/visited.py", "_group"), ("crawler/web/urlnorm.py", "fingerprint"),
                 ("multiprocessing/connection.py", "recv"), ("multiprocessing/connection.py", "send"),
                 ("multiprocessing/managers.py", "accepter"),
                 ("multiprocessing/managers.py", "handle_request")],
-    "dispatcher": [("crawler/dispatcher.py", "_loop"), ("crawler/dispatcher.py", "_fill"),
-                   ("crawler/dispatcher.py", "_receive"), ("crawler/dispatcher.py", "_handle"),
-                   ("crawler/dispatcher.py", "_progress"), ("crawler/stats.py", "sample"),
+    "dispatcher": [("crawler/engine/dispatcher.py", "_loop"), ("crawler/engine/dispatcher.py", "_fill"),
+                   ("crawler/engine/dispatcher.py", "_receive"), ("crawler/engine/dispatcher.py", "_handle"),
+                   ("crawler/engine/dispatcher.py", "_progress"), ("crawler/engine/stats.py", "sample"),
                    ("multiprocessing/queues.py", "_feed"), ("multiprocessing/queues.py", "put"),
-                   ("crawler/dispatcher.py", "start"), ("crawler/dispatcher.py", "_shutdown"),
+                   ("crawler/engine/dispatcher.py", "start"), ("crawler/engine/dispatcher.py", "_shutdown"),
                    ("crawler/api.py", "finish_outputs")],
 }
 

@@ -6,14 +6,14 @@ Usage:
         [--shard-mib 16] [--workers 2]
 
 Builds one record per ``.html`` file under ``--root`` the way a fetcher does (decode,
-Markdown with crawler.markdown, the record's fields; fetch metadata made up), ``--copies``
+Markdown with crawler.content.markdown, the record's fields; fetch metadata made up), ``--copies``
 times (the Markdown made once per file, URLs distinct per copy), and writes them round-robin over ``--workers`` shard writers
-(the crawler's :class:`crawler.store.ShardWriter`) with ``--shard-mib``. Then, for no
+(the crawler's :class:`crawler.output.writers.ShardWriter`) with ``--shard-mib``. Then, for no
 compression, gzip and zstd, in a fresh folder each: the write wall time (closed shards
-compressed by the writer, as a fetcher does), :func:`crawler.shards.finish_shards` (the
-end-of-crawl compression of the last shards), :func:`crawler.shards.write_manifest`
+compressed by the writer, as a fetcher does), :func:`crawler.output.shards.finish_shards` (the
+end-of-crawl compression of the last shards), :func:`crawler.output.shards.write_manifest`
 (one read of every file: SHA-256 plus decompression to count records) and a full
-:func:`crawler.shards.iter_records` read. Prints one JSON line per compression.
+:func:`crawler.output.shards.iter_records` read. Prints one JSON line per compression.
 Single process, wall seconds on an otherwise busy machine: an upper bound.
 """
 
@@ -30,11 +30,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-from crawler.decode import decode_html  # noqa: E402
-from crawler.extract import extract  # noqa: E402
-from crawler.markdown import to_markdown  # noqa: E402
-from crawler.shards import finish_shards, iter_records, write_manifest  # noqa: E402
-from crawler.store import ShardWriter  # noqa: E402
+from crawler.web.decode import decode_html  # noqa: E402
+from crawler.content.links import extract  # noqa: E402
+from crawler.content.markdown import to_markdown  # noqa: E402
+from crawler.output.shards import finish_shards, iter_records, write_manifest  # noqa: E402
+from crawler.output.writers import ShardWriter  # noqa: E402
 
 
 def build_lines(root: str, copies: int) -> list[str]:

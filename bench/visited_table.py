@@ -12,7 +12,7 @@ clients and microseconds of wall time per claim per client.
 Part 2: resident memory of the manager process (psutil) before and after storing
 ``--sizes`` URLs through ``claim_many``; prints bytes per URL.
 Part 3: the table's share of a page: a fetcher makes two round trips per page (``settle``
-with the few links left after its :class:`crawler.visited.OfferedKeys` filter, and
+with the few links left after its :class:`crawler.engine.visited.OfferedKeys` filter, and
 ``first_content``), so the cost per page is about two one-URL round trips, compared with
 ``--page-ms`` (CPU per page of a whole crawl, default the measured 42.5 ms).
 
@@ -31,7 +31,7 @@ import time
 
 import psutil
 
-from crawler.visited import start_manager
+from crawler.engine.visited import start_manager
 
 BATCH = 50
 

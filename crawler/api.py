@@ -10,10 +10,10 @@ Output folder after a crawl:
     skipped.tsv      URLs claimed but not fetched (page limit or stop), with the reason
     sites.tsv        per origin: pages, failures, skips, robots.txt status, bytes, fetch times
     summary.json     counts that reconcile: claimed = visited + failed + skipped
-    warc-NN-*.warc.gz  with ``warc``: fetcher NN's raw HTTP exchanges (:mod:`crawler.warc`)
+    warc-NN-*.warc.gz  with ``warc``: fetcher NN's raw HTTP exchanges (:mod:`crawler.output.warc`)
 
 ``map_site(config) -> map``: the same walk in map mode, its working files in
-``DIR/map/``, then ``DIR/map.json`` and ``DIR/tree.txt`` (:mod:`crawler.map_report`).
+``DIR/map/``, then ``DIR/map.json`` and ``DIR/tree.txt`` (:mod:`crawler.output.map_report`).
 """
 
 from __future__ import annotations
@@ -29,18 +29,19 @@ import shutil
 import time
 
 from crawler.config import CrawlConfig
-from crawler.dispatcher import Dispatcher
+from crawler.engine.dispatcher import Dispatcher
 from crawler.errors import CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
-from crawler.graph import LinkGraph, write_tree
-from crawler.messages import FAILED, NON_HTML, PAGE, REDIRECT
-from crawler.robots import origin_of
-from crawler.scheduler import SITE_LIMIT
-from crawler.shards import finish_shards, write_manifest
-from crawler.signals import StopOnSignal, signals_deferred
-from crawler.visited import start_manager
-from crawler import map_report, mirror, resume, sites, warc
-from crawler.state import CONTENT_DUPLICATE, CONTENT_NEAR
-from crawler.state import FAILED as FAILED_STATE, VISITED as VISITED_STATE, DiskFrontier, StateStore
+from crawler.output.graph import LinkGraph, write_tree
+from crawler.engine.messages import FAILED, NON_HTML, PAGE, REDIRECT
+from crawler.web.robots import origin_of
+from crawler.engine.scheduler import SITE_LIMIT
+from crawler.output.shards import finish_shards, write_manifest
+from crawler.engine.signals import StopOnSignal, signals_deferred
+from crawler.engine.visited import start_manager
+from crawler.engine import resume
+from crawler.output import map_report, mirror, sites, warc
+from crawler.engine.statestore import CONTENT_DUPLICATE, CONTENT_NEAR
+from crawler.engine.statestore import FAILED as FAILED_STATE, VISITED as VISITED_STATE, DiskFrontier, StateStore
 
 log = logging.getLogger("crawler")
 
@@ -70,8 +71,8 @@ def crawl(config: CrawlConfig, signals: StopOnSignal | None = None) -> dict:
 
     Args:
         config: settings; ``config.seeds`` must already be in request form
-            (:func:`crawler.urlnorm.request_url`).
-        signals: the program's installed :class:`crawler.signals.StopOnSignal` (the
+            (:func:`crawler.web.urlnorm.request_url`).
+        signals: the program's installed :class:`crawler.engine.signals.StopOnSignal` (the
             command line installs one before anything else); by default the crawl
             installs its own for its duration.
 
@@ -166,7 +167,7 @@ def map_site(config: CrawlConfig, signals: StopOnSignal | None = None) -> dict:
     written in ``config.out_dir``.
 
     Returns:
-        the ``map.json`` dict (:func:`crawler.map_report.build_map`).
+        the ``map.json`` dict (:func:`crawler.output.map_report.build_map`).
 
     Raises:
         the errors of :func:`crawl` (ConfigError, OutputError, SeedFailed, ...,
@@ -211,7 +212,7 @@ def never_claimed(config: CrawlConfig, graph: LinkGraph, tree, dispatcher: Dispa
 
 def finish_page_shards(config: CrawlConfig) -> dict:
     """Compress the page-record shards left plain (``config.compress``), after a crash's
-    leftovers are settled, then write ``manifest.json`` (:mod:`crawler.shards`). Every
+    leftovers are settled, then write ``manifest.json`` (:mod:`crawler.output.shards`). Every
     fetcher must have stopped. Returns the manifest."""
     started = time.monotonic()
     compressed = finish_shards(config.out_dir, config.compress)

@@ -21,9 +21,9 @@ from crawler import __version__
 from crawler.config import DEFAULT_SHARDS, DEFAULT_THREADS, MODES, CrawlConfig, default_workers
 from crawler.config import DEFAULT_MAX_PATH_REPEATS, DEFAULT_MAX_PATH_SEGMENTS, DEFAULT_SHARD_BYTES
 from crawler.errors import ConfigError, CrawlerError
-from crawler.shards import COMPRESSIONS
+from crawler.output.shards import COMPRESSIONS
 from crawler.seeds import combine, read_seed_file, seed_url
-from crawler.signals import StopOnSignal
+from crawler.engine.signals import StopOnSignal
 
 EXIT_OK, EXIT_ERROR = 0, 2
 
@@ -214,7 +214,7 @@ def main(argv=None) -> int:
 
 def _main(argv, signals: StopOnSignal) -> int:
     from crawler.api import crawl  # imported here so --help stays fast
-    from crawler.progress import summary_table
+    from crawler.engine.progress import summary_table
 
     argv = list(sys.argv[1:] if argv is None else argv)
     mode = argv.pop(0) if argv and argv[0] in MODES else "crawl"
@@ -245,7 +245,7 @@ def _main(argv, signals: StopOnSignal) -> int:
 def _map(args: argparse.Namespace, signals: StopOnSignal) -> int:
     """``python -m crawler map``: walk, then print the map on stdout."""
     from crawler.api import map_site
-    from crawler.map_report import format_map, tree_excerpt
+    from crawler.output.map_report import format_map, tree_excerpt
 
     try:
         config = config_from_args(args)

@@ -13,9 +13,9 @@ import os
 import re
 
 from crawler.errors import ConfigError
-from crawler.shards import COMPRESSIONS, zstd_available
-from crawler.scope import domain_key
-from crawler.urlnorm import key_of
+from crawler.output.shards import COMPRESSIONS, zstd_available
+from crawler.web.scope import domain_key
+from crawler.web.urlnorm import key_of
 
 #: Default visited-table shard count; must be a power of two.
 DEFAULT_SHARDS = 64
@@ -34,7 +34,7 @@ MAX_SITEMAP_LEVELS = 3
 MAX_SITEMAPS = 1000
 MAX_SHARDS = 2 ** 20
 MAX_BODY_BYTES = 2 ** 40
-#: Default crawler-trap guards on the path (:mod:`crawler.traps`): a segment (or run of
+#: Default crawler-trap guards on the path (:mod:`crawler.web.traps`): a segment (or run of
 #: segments) may repeat at most this many times in a row, as Heritrix's
 #: PathologicalPathDecideRule (maxRepetitions 2) ...
 DEFAULT_MAX_PATH_REPEATS = 2
@@ -65,7 +65,7 @@ class CrawlConfig:
     """Settings of one crawl.
 
     Attributes:
-        seeds: seed URLs in request form (:func:`crawler.urlnorm.request_url`: normalized,
+        seeds: seed URLs in request form (:func:`crawler.web.urlnorm.request_url`: normalized,
             the query as written); the first one is the root of the tree.
         out_dir: output folder; created if missing.
         workers: fetcher processes (>= 1).
@@ -95,7 +95,7 @@ class CrawlConfig:
             page of it; ``False`` is ``--ignore-robots``.
         per_host: ``None`` (the default): the adaptive throttle, one request in flight
             per origin and a delay that follows its response time
-            (:mod:`crawler.throttle`); a number: at most that many in flight per origin
+            (:mod:`crawler.engine.throttle`); a number: at most that many in flight per origin
             and only the fixed ``delay_s`` (``--per-host N``).
         delay_s: minimum seconds between the end of one request to an origin and the
             start of the next; 0 means none. A larger ``Crawl-delay`` wins. With the
@@ -105,7 +105,7 @@ class CrawlConfig:
             skipped (``max-pages-per-site``); ``None``: unlimited.
         stall_s: seconds without progress, while work waits, after which the dispatcher
             logs what waits, what is in flight and what each fetcher holds
-            (:mod:`crawler.watchdog`).
+            (:mod:`crawler.engine.watchdog`).
         max_crawl_delay_s: cap on a robots.txt ``Crawl-delay``.
         retries: further attempts after a transient failure (timeout, connection
             error, 408, 429, 500, 502, 503, 504); 0 disables retrying.
@@ -129,25 +129,25 @@ class CrawlConfig:
         max_path_repeats: a discovered URL whose path repeats a segment (or a run of
             segments) more than this many times in a row, or one segment at more than
             this many alternate positions, is skipped (``repeated path segment``:
-            ``/docs/docs/docs/``); ``None``: unlimited (:mod:`crawler.traps`).
+            ``/docs/docs/docs/``); ``None``: unlimited (:mod:`crawler.web.traps`).
         max_path_segments: a discovered URL whose path has more segments (``/``) than
             this is skipped (``too many path segments``: ``/1/2/3/...``); ``None``:
             unlimited.
         mode: ``"crawl"`` (fetch and convert every page) or ``"map"`` (:data:`MODES`):
             walk the same links with the same rules, convert nothing, size non-HTML
-            links with ``HEAD`` (see :mod:`crawler.probe` and :mod:`crawler.map_report`).
+            links with ``HEAD`` (see :mod:`crawler.web.probe` and :mod:`crawler.output.map_report`).
         keep_boilerplate: convert the whole page to Markdown; by default only its main
-            content is (:func:`crawler.content.main_content`: navigation, header,
+            content is (:func:`crawler.content.main.main_content`: navigation, header,
             footer, sidebars and cookie banners stripped).
         warc: also write every HTTP exchange (pages, redirects, errors, robots.txt,
             sitemaps) as WARC/1.1 request and response records, one
-            ``warc-NN-*.warc.gz`` file per fetcher process and run (:mod:`crawler.warc`).
+            ``warc-NN-*.warc.gz`` file per fetcher process and run (:mod:`crawler.output.warc`).
         compress: ``None`` (shards stay plain), ``"zstd"`` or ``"gzip"``: what each
-            page-record shard is compressed to once closed (:mod:`crawler.shards`).
+            page-record shard is compressed to once closed (:mod:`crawler.output.shards`).
         shard_bytes: most uncompressed bytes of one page-record shard; a record larger
             than this gets a shard of its own.
         mirror: at the end of the crawl, write ``out_dir/site/<host>/<path>.md``, one file
-            per page with Markdown, and ``site/index.tsv`` (:mod:`crawler.mirror`).
+            per page with Markdown, and ``site/index.tsv`` (:mod:`crawler.output.mirror`).
     """
 
     seeds: tuple[str, ...]
@@ -196,7 +196,7 @@ class CrawlConfig:
 
     @property
     def seed_keys(self) -> tuple[str, ...]:
-        """The seeds' visited-table keys (:func:`crawler.urlnorm.key_of`)."""
+        """The seeds' visited-table keys (:func:`crawler.web.urlnorm.key_of`)."""
         return tuple(key_of(seed) for seed in self.seeds)
 
     @property

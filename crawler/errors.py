@@ -1,7 +1,7 @@
 """The crawler's exception tree.
 
 Foreign exceptions (requests, urllib3, OS errors) are translated into these at exactly
-one boundary each: :mod:`crawler.fetch` for HTTP, :mod:`crawler.api` for the output folder.
+one boundary each: :mod:`crawler.web.fetch` for HTTP, :mod:`crawler.api` for the output folder.
 The command line turns any :class:`CrawlerError` into a one-line message and exit code 2.
 """
 

@@ -24,7 +24,7 @@ import sys
 from typing import BinaryIO, Iterable, Iterator
 
 from crawler.errors import ConfigError
-from crawler.urlnorm import request_url
+from crawler.web.urlnorm import request_url
 
 #: The ``--seeds`` value that means standard input.
 STDIN = "-"
@@ -36,7 +36,7 @@ _TRAILING_COMMENT = re.compile(r"\s#.*")
 
 
 def seed_url(raw: str) -> str:
-    """The request form (:func:`crawler.urlnorm.request_url`) of one seed URL.
+    """The request form (:func:`crawler.web.urlnorm.request_url`) of one seed URL.
 
     Raises:
         ConfigError: ``raw`` is not an absolute http(s) URL.

@@ -7,7 +7,7 @@ import os
 
 from crawler.api import crawl
 from crawler.config import CrawlConfig
-from crawler.shards import iter_records
+from crawler.output.shards import iter_records
 
 
 def read_records(out_dir: str) -> dict[str, dict]:

@@ -1,4 +1,4 @@
-"""Main-content selection (crawler/content.py) and its use by the fetcher."""
+"""Main-content selection (crawler/content/main.py) and its use by the fetcher."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import re
 import lxml.html
 import pytest
 
-from crawler import content
-from crawler.content import main_content
-from crawler.decode import decode_html
-from crawler.worker import page_markdown
+from crawler.content import main as content
+from crawler.content.main import main_content
+from crawler.web.decode import decode_html
+from crawler.engine.worker import page_markdown
 
 from crawlutil import run_crawl
 from siteserver import Route, SiteServer
@@ -247,7 +247,7 @@ def _chrome_and_body(root: str):
     return len(pages), repeated, with_chrome, lost, kinds
 
 
-# Measured (see the module docstring of crawler/content.py): flask-doc has 77 pages, 9
+# Measured (see the module docstring of crawler/content/main.py): flask-doc has 77 pages, 9
 # lines repeated on at least half of them in whole-page Markdown, none of them on any page
 # of main-content Markdown, every page "main" and no body word lost.
 # python3.11-doc: 530 pages, 20 such lines, none left; two pages have words of the

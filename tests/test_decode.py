@@ -1,4 +1,4 @@
-"""Tests for crawler.decode: HTML-standard encoding precedence and HTML media types."""
+"""Tests for crawler.web.decode: HTML-standard encoding precedence and HTML media types."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.decode import decode_html, is_html
+from crawler.web.decode import decode_html, is_html
 
 # --- conformance C19: transport charset vs <meta charset> --------------------------------
 
@@ -166,7 +166,7 @@ def test_is_html_false(content_type):
 
 # ------------------------------------------- sniffing (WHATWG MIME Sniffing 7.1, 3)
 
-from crawler.decode import is_html_response, looks_binary, sniffs_as_html  # noqa: E402
+from crawler.web.decode import is_html_response, looks_binary, sniffs_as_html  # noqa: E402
 
 
 @pytest.mark.parametrize("body, expected", [

@@ -1,4 +1,4 @@
-"""Tests for crawler.extract: title/base/href extraction and link resolution (C08-C12)."""
+"""Tests for crawler.content.links: title/base/href extraction and link resolution (C08-C12)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler import urlnorm
-from crawler.extract import PageLinks, effective_base, extract, resolve_links
+from crawler.web import urlnorm
+from crawler.content.links import PageLinks, effective_base, extract, resolve_links
 
 
 def links(page_url: str, html: str) -> list[str]:
@@ -322,7 +322,7 @@ def test_resolve_links_empty_page():
 
 # ------------------------------------------------ meta refresh and rel=canonical
 
-from crawler.extract import refresh_url  # noqa: E402
+from crawler.content.links import refresh_url  # noqa: E402
 
 
 @pytest.mark.parametrize("content, expected", [

@@ -17,7 +17,7 @@ import time
 import psutil
 import pytest
 
-from crawler.state import StateStore
+from crawler.engine.statestore import StateStore
 from crawlutil import read_records
 from siteserver import Route, SiteServer
 

@@ -11,9 +11,11 @@ import zlib
 
 import pytest
 
-from crawler import __version__, fetch
+from crawler import __version__
+
+from crawler.web import fetch
 from crawler.config import CrawlConfig
-from crawler.fetch import DEFAULT_USER_AGENT, FetchError, HttpClient
+from crawler.web.fetch import DEFAULT_USER_AGENT, FetchError, HttpClient
 from siteserver import Route, SiteServer, redirect
 
 WAIT_S = 10  # ceiling on every blocking wait of the raw server

@@ -2,8 +2,8 @@
 
 import pytest
 
-from crawler.frontier import MemoryFrontier
-from crawler.messages import FetchTask
+from crawler.engine.frontier import MemoryFrontier
+from crawler.engine.messages import FetchTask
 
 
 def task(name: str, depth: int) -> FetchTask:

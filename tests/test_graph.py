@@ -5,7 +5,7 @@ import glob
 import os
 import random
 
-from crawler.graph import LINK, REDIRECT, LinkGraph, write_tree
+from crawler.output.graph import LINK, REDIRECT, LinkGraph, write_tree
 
 S = "http://s.test/"
 
@@ -192,7 +192,7 @@ def test_redirect_cycles_found_once_each_from_their_smallest_url():
 # -- the compact graph against a plain dict-based one -------------------------------------
 class DictGraph:
     """The straightforward reference: a dict (source, target) -> (kind, in_scope), as
-    crawler/graph.py was before its compact storage; the outputs must match it exactly."""
+    crawler/output/graph.py was before its compact storage; the outputs must match it exactly."""
 
     def __init__(self):
         self.edges = {}

@@ -1,7 +1,7 @@
 """The lifeline: a child exits within seconds of the dispatcher's death (SIGKILL, the OOM
 killer's choice), and the next run of the same command resumes the crawl.
 
-The unit tests run :func:`crawler.lifeline.watch_parent` in throwaway processes, on the
+The unit tests run :func:`crawler.engine.lifeline.watch_parent` in throwaway processes, on the
 pidfd path and on the psutil fallback (``os.pidfd_open`` deleted). The end-to-end tests
 SIGKILL only the dispatcher of a real crawl, under each start method, and wait (with a
 deadline, psutil) for every process it left: the manager, the fetchers, and the
@@ -21,7 +21,7 @@ import time
 import psutil
 import pytest
 
-from crawler.lifeline import PARENT_DIED_EXIT_CODE, POLL_INTERVAL_S, wait_for_exit
+from crawler.engine.lifeline import PARENT_DIED_EXIT_CODE, POLL_INTERVAL_S, wait_for_exit
 from crawlutil import read_records
 from siteserver import Route, SiteServer
 
@@ -36,7 +36,7 @@ WATCHER = """
 import os, sys, time
 if sys.argv[3] == "poll":
     del os.pidfd_open
-from crawler.lifeline import watch_parent
+from crawler.engine.lifeline import watch_parent
 watch_parent(int(sys.argv[1]), None if sys.argv[2] == "-" else float(sys.argv[2]))
 print("watching", os.getpid(), flush=True)
 time.sleep(60)

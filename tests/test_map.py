@@ -16,9 +16,9 @@ import pytest
 from crawler.api import crawl, map_site
 from crawler.config import CrawlConfig
 from crawler.errors import ConfigError
-from crawler.fetch import HttpClient
-from crawler.map_report import expected_urls, format_map, link_distances, section_of, tree_excerpt
-from crawler.probe import body_needed, head_decides, probably_not_html
+from crawler.web.fetch import HttpClient
+from crawler.output.map_report import expected_urls, format_map, link_distances, section_of, tree_excerpt
+from crawler.web.probe import body_needed, head_decides, probably_not_html
 from crawlutil import read_records
 from siteserver import Route, SiteServer, redirect
 from test_crawl import page

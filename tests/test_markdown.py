@@ -1,4 +1,4 @@
-"""Tests for crawler.markdown: html2text set up for an LLM corpus (C33, C34)."""
+"""Tests for crawler.content.markdown: html2text set up for an LLM corpus (C33, C34)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.extract import effective_base, extract
-from crawler.markdown import CorpusHTML2Text, to_markdown
+from crawler.content.links import effective_base, extract
+from crawler.content.markdown import CorpusHTML2Text, to_markdown
 
 PAGE = "https://example.com/section/page.html"
 

@@ -1,5 +1,5 @@
 """The mirror tree: URL -> file path table, collision planning, Windows validity, and a
-crawl with mirror=True (crawler.mirror)."""
+crawl with mirror=True (crawler.output.mirror)."""
 
 import os
 import re
@@ -7,9 +7,9 @@ import re
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from crawler import resume
-from crawler.mirror import MAX_COMPONENT_BYTES, fold, mirror_path, plan
-from crawler.urlnorm import normalize
+from crawler.engine import resume
+from crawler.output.mirror import MAX_COMPONENT_BYTES, fold, mirror_path, plan
+from crawler.web.urlnorm import normalize
 from crawlutil import run_crawl
 from siteserver import Route, SiteServer
 

@@ -1,4 +1,4 @@
-"""SimHash, Hamming distance and the block-table index (crawler.neardup), and the
+"""SimHash, Hamming distance and the block-table index (crawler.content.neardup), and the
 visited table's one-call content registry (exact and near duplicates)."""
 
 import itertools
@@ -8,9 +8,9 @@ import pytest
 import xxhash
 from hypothesis import given, settings, strategies as st
 
-from crawler.neardup import (
+from crawler.content.neardup import (
     NearDuplicateIndex, features, hamming, simhash, simhash_of_features)
-from crawler.visited import VisitedTable, start_manager
+from crawler.engine.visited import VisitedTable, start_manager
 
 import multiprocessing
 
@@ -196,8 +196,8 @@ def test_register_content_through_the_manager():
 def test_flask_doc_distinct_pages_are_not_near_duplicates():
     """Measured: of flask-doc's 77 HTML pages (77 distinct Markdown texts), no two
     distinct ones are within 3 bits."""
-    from crawler.decode import decode_html
-    from crawler.markdown import to_markdown
+    from crawler.web.decode import decode_html
+    from crawler.content.markdown import to_markdown
     texts = {}
     for folder, _dirs, files in os.walk(FLASK_DOC):
         for name in files:

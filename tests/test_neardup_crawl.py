@@ -1,4 +1,4 @@
-"""End to end: exact and near duplicates flagged in one crawl (crawler.neardup through
+"""End to end: exact and near duplicates flagged in one crawl (crawler.content.neardup through
 the visited table)."""
 
 import json

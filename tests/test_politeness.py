@@ -1,9 +1,9 @@
-"""Tests for crawler.politeness: robots state, per-host cap, delays, Retry-After pauses.
+"""Tests for crawler.engine.politeness: robots state, per-host cap, delays, Retry-After pauses.
 Pure: times are plain numbers."""
 
 from __future__ import annotations
 
-from crawler.politeness import Politeness
+from crawler.engine.politeness import Politeness
 
 O = "http://h:8000"
 

@@ -8,8 +8,8 @@ import time
 import pytest
 
 from crawler.config import CrawlConfig
-from crawler.messages import KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, FetchTask
-from crawler.pool import FetcherPool
+from crawler.engine.messages import KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, FetchTask
+from crawler.engine.pool import FetcherPool
 
 
 @pytest.fixture

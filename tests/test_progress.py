@@ -1,4 +1,4 @@
-"""Tests for crawler.progress: the tqdm bar, the log line, the end-of-crawl table, and a
+"""Tests for crawler.engine.progress: the tqdm bar, the log line, the end-of-crawl table, and a
 crawl on a pseudo-terminal showing the bar."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import termios
 
 import pytest
 
-from crawler.progress import Progress, ProgressStats, summary_table
+from crawler.engine.progress import Progress, ProgressStats, summary_table
 from siteserver import SiteServer
 from test_crawl import page
 

@@ -14,7 +14,7 @@ import time
 
 import pytest
 
-from crawler.resume import cut_partial_line
+from crawler.engine.resume import cut_partial_line
 from crawlutil import read_records
 from siteserver import Route, SiteServer
 

@@ -1,4 +1,4 @@
-"""Tests for crawler.retry: transient failures, Retry-After (conformance C24), backoff."""
+"""Tests for crawler.web.retry: transient failures, Retry-After (conformance C24), backoff."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from crawler.retry import backoff_s, is_transient, parse_retry_after
+from crawler.web.retry import backoff_s, is_transient, parse_retry_after
 
 from conformance import load_cases
 

@@ -1,4 +1,4 @@
-"""Tests for crawler.robots: origins, product tokens, RFC 9309 matching through protego
+"""Tests for crawler.web.robots: origins, product tokens, RFC 9309 matching through protego
 (and the protego behaviours we rely on or work around), the status table of §2.3.1,
 the 500 KiB limit, delays, sitemaps, and the conformance cases C26, C29 and C31."""
 
@@ -12,8 +12,8 @@ import pytest
 from hypothesis import strategies as st
 from protego import Protego
 
-from crawler import robots
-from crawler.robots import (
+from crawler.web import robots
+from crawler.web.robots import (
     ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsRules, origin_of, product_token, robots_url,
 )
 

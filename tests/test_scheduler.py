@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from crawler.frontier import MemoryFrontier
-from crawler.messages import KIND_PAGE, KIND_ROBOTS, FetchTask
-from crawler.politeness import Politeness
-from crawler.robots import RobotsRules, origin_of
-from crawler.scheduler import SITE_LIMIT, Scheduler
+from crawler.engine.frontier import MemoryFrontier
+from crawler.engine.messages import KIND_PAGE, KIND_ROBOTS, FetchTask
+from crawler.engine.politeness import Politeness
+from crawler.web.robots import RobotsRules, origin_of
+from crawler.engine.scheduler import SITE_LIMIT, Scheduler
 
 
 def make(per_host=1, delay_s=0.0, obey_robots=False, limit=None):

@@ -5,7 +5,7 @@ import re
 import pytest
 
 from crawler.config import CrawlConfig
-from crawler.scope import Scope, domain_key, host_of, site_of
+from crawler.web.scope import Scope, domain_key, host_of, site_of
 
 
 @pytest.mark.parametrize("url, host, site", [
@@ -139,7 +139,7 @@ def test_site_of_fast_path_agrees_with_urlsplit_on_normalized_urls():
     import random
     import urllib.parse
 
-    from crawler.urlnorm import normalize
+    from crawler.web.urlnorm import normalize
     rng = random.Random(3)
     parts = ["http://", "https://", "HTTP://", "u:p@", "Ex.ORG", "[::1]", ":8080", ":80", "/", "a",
              "?", "#", "q=1", "%41", "é", "@", ":"]

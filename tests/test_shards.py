@@ -17,11 +17,11 @@ import zstandard
 from crawler.cli import build_parser, config_from_args
 from crawler.config import DEFAULT_SHARD_BYTES, CrawlConfig
 from crawler.errors import ConfigError
-from crawler.resume import remove_outputs
-from crawler.shards import (
+from crawler.engine.resume import remove_outputs
+from crawler.output.shards import (
     compress_shard, finish_shards, iter_lines, iter_records, list_shards, next_shard_number, parse_shard_name,
     settle, shard_name, write_manifest)
-from crawler.store import RecordWriter, ShardWriter
+from crawler.output.writers import RecordWriter, ShardWriter
 from crawlutil import read_records, run_crawl
 from siteserver import SiteServer
 from test_resume import DEADLINE_S, PAGES, GeneratedSite, markdown_by_path, reference, start  # noqa: F401
@@ -231,12 +231,12 @@ def test_a_new_writer_starts_after_every_existing_shard(tmp_path):
 
 
 def test_a_failed_compression_keeps_the_record_and_the_plain_shard(tmp_path, monkeypatch, caplog):
-    import crawler.store
+    import crawler.output.writers
 
     def fail(path, compression):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(crawler.store, "compress_shard", fail)
+    monkeypatch.setattr(crawler.output.writers, "compress_shard", fail)
     writer = ShardWriter(str(tmp_path), 0, 150, "gzip")
     for n in range(3):
         writer.write_lines([json.dumps(record_of(n, 100))])

@@ -1,4 +1,4 @@
-"""The parent's signal policy (crawler/signals.py), on this test process's main thread."""
+"""The parent's signal policy (crawler/engine/signals.py), on this test process's main thread."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from crawler.signals import StopOnSignal
+from crawler.engine.signals import StopOnSignal
 
 
 def test_first_signal_requests_a_stop_second_raises():
@@ -38,7 +38,7 @@ def test_while_finishing_the_first_signal_only_warns():
 DEFERRED = """
 import os, signal, sys
 sys.path.insert(0, {root!r})
-from crawler.signals import StopOnSignal, signals_deferred
+from crawler.engine.signals import StopOnSignal, signals_deferred
 calls = []
 with StopOnSignal() as signals:
     signals.attach(calls.append)
@@ -66,7 +66,7 @@ def test_signals_deferred_is_delivered_after_the_block():
 def test_a_progress_bar_starts_no_thread(tmp_path):
     import threading
 
-    from crawler.progress import Progress
+    from crawler.engine.progress import Progress
     before = set(threading.enumerate())
     with open(tmp_path / "bar.txt", "w") as stream:
         bar = Progress("bar", total=10, stream=stream)

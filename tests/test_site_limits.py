@@ -10,7 +10,7 @@ import os
 
 from crawler.api import crawl
 from crawler.config import CrawlConfig
-from crawler.scheduler import SITE_LIMIT
+from crawler.engine.scheduler import SITE_LIMIT
 from crawlutil import read_records
 from siteserver import Route, SiteServer
 

@@ -1,4 +1,4 @@
-"""Tests for crawler.sitemaps: urlset, index, text, gzip (and gzip bombs), namespaces,
+"""Tests for crawler.web.sitemaps: urlset, index, text, gzip (and gzip bombs), namespaces,
 malformed XML, entity attacks, the 50,000-entry and 50 MiB limits, relative locs and
 the candidate list."""
 
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.sitemaps import (
+from crawler.web.sitemaps import (
     GZIP_MAGIC, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS, SITEMAP_NAMESPACE, Sitemap,
     escape_bare_ampersands, gunzip_capped, parse_sitemap, sitemap_candidates,
 )
@@ -502,7 +502,7 @@ def test_sitemap_candidates(listed, expected):
 
 
 def test_sitemap_candidates_from_robots_rules():
-    from crawler.robots import RobotsRules, origin_of
+    from crawler.web.robots import RobotsRules, origin_of
     rules = RobotsRules.from_response(
         200, b"User-agent: *\nDisallow:\nSitemap: http://h:8000/a.xml\n"
              b"Sitemap: http://h:8000/a.xml\n")

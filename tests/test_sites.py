@@ -1,4 +1,4 @@
-"""The per-site report (crawler/sites.py): counts from records and skips, and sites.tsv's
+"""The per-site report (crawler/output/sites.py): counts from records and skips, and sites.tsv's
 exact rows after a crawl of three sites on 127.0.0.1 and after a --max-pages stop and a
 resume."""
 
@@ -12,8 +12,8 @@ import pytest
 
 from crawler.api import crawl
 from crawler.config import CrawlConfig
-from crawler.robots import RobotsRules
-from crawler.sites import COLUMNS, SiteCounts, site_counts, site_rows
+from crawler.web.robots import RobotsRules
+from crawler.output.sites import COLUMNS, SiteCounts, site_counts, site_rows
 from crawlutil import read_records
 from siteserver import Route, SiteServer, redirect
 

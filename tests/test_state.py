@@ -15,11 +15,11 @@ import textwrap
 
 import pytest
 
-import crawler.state as state_module
+import crawler.engine.statestore as state_module
 from crawler.errors import CrawlerError
-from crawler.frontier import MemoryFrontier
-from crawler.messages import KIND_ROBOTS, KIND_SITEMAP, FetchTask
-from crawler.state import (CONTENT_DUPLICATE, CONTENT_FIRST, CONTENT_NEAR, FAILED, FRONTIER,
+from crawler.engine.frontier import MemoryFrontier
+from crawler.engine.messages import KIND_ROBOTS, KIND_SITEMAP, FetchTask
+from crawler.engine.statestore import (CONTENT_DUPLICATE, CONTENT_FIRST, CONTENT_NEAR, FAILED, FRONTIER,
                            IN_FLIGHT, SKIPPED, STATE_FILE, STATES, VISITED, DiskFrontier,
                            StateError, StateStore)
 
@@ -609,8 +609,8 @@ def test_a_frontier_over_existing_rows_knows_its_size_without_loading(store):
 CRASH_SCRIPT = textwrap.dedent("""
     import os, signal, sys
     sys.path.insert(0, sys.argv[3])
-    from crawler.messages import FetchTask
-    from crawler.state import DiskFrontier, StateStore, VISITED
+    from crawler.engine.messages import FetchTask
+    from crawler.engine.statestore import DiskFrontier, StateStore, VISITED
 
     path, how = sys.argv[1], sys.argv[2]
     store = StateStore(path)

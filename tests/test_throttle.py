@@ -1,12 +1,12 @@
-"""The adaptive delay (crawler.throttle.next_delay) and its use by Politeness."""
+"""The adaptive delay (crawler.engine.throttle.next_delay) and its use by Politeness."""
 
 from __future__ import annotations
 
 import pytest
 
-from crawler.politeness import Politeness
-from crawler.robots import RobotsRules
-from crawler.throttle import BACKOFF_MIN_S, MAX_DELAY_S, next_delay
+from crawler.engine.politeness import Politeness
+from crawler.web.robots import RobotsRules
+from crawler.engine.throttle import BACKOFF_MIN_S, MAX_DELAY_S, next_delay
 
 O = "http://127.0.0.1:8000"
 

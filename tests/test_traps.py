@@ -1,4 +1,4 @@
-"""Crawler-trap guards: crawler.traps tables, a property against the Heritrix and Nutch
+"""Crawler-trap guards: crawler.web.traps tables, a property against the Heritrix and Nutch
 rules they must cover, and one crawl of a site with the three classic traps under one
 origin (session ids, a catch-all route with a relative link, an ever-deeper path)."""
 
@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler.config import DEFAULT_MAX_PATH_REPEATS, DEFAULT_MAX_PATH_SEGMENTS
-from crawler.traps import (REPEATED_PATH_SEGMENT, TOO_MANY_PATH_SEGMENTS, has_repeated_segments,
+from crawler.web.traps import (REPEATED_PATH_SEGMENT, TOO_MANY_PATH_SEGMENTS, has_repeated_segments,
                            path_segments, trap_reason)
 from crawlutil import run_crawl
 from siteserver import Route, SiteServer

@@ -1,4 +1,4 @@
-"""Tests for crawler.urlnorm: one table per transform, end-to-end tables, the
+"""Tests for crawler.web.urlnorm: one table per transform, end-to-end tables, the
 conformance cases C01-C06, C08-C12 (resolution part) and hypothesis properties."""
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ import xxhash
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler import urlnorm
-from crawler.urlnorm import (
+from crawler.web import urlnorm
+from crawler.web.urlnorm import (
     DEFAULT_PORTS, PATH_SAFE, PIPELINE, QUERY_SAFE, SCHEMES_KEPT, Parts, clean_reference,
     fingerprint, normalize, normalize_authority, normalize_host, normalize_path,
     normalize_percent_encoding, normalize_port, normalize_query, normalize_scheme,

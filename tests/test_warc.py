@@ -14,9 +14,9 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
 from crawler.cli import build_parser, config_from_args
-from crawler.fetch import FetchError, HttpClient
-from crawler.resume import remove_outputs
-from crawler.warc import OPEN_SUFFIX, WarcWriter, repair, seal_open_files, warc_files, warc_path
+from crawler.web.fetch import FetchError, HttpClient
+from crawler.engine.resume import remove_outputs
+from crawler.output.warc import OPEN_SUFFIX, WarcWriter, repair, seal_open_files, warc_files, warc_path
 from crawlutil import read_records, run_crawl
 from siteserver import Route, SiteServer, redirect
 from test_fetch import RawServer

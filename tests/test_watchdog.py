@@ -6,7 +6,7 @@ import logging
 import threading
 import time
 
-from crawler.watchdog import Watchdog
+from crawler.engine.watchdog import Watchdog
 
 
 class FakeDispatcher:

@@ -11,15 +11,15 @@ import threading
 
 import pytest
 
-import crawler.worker as worker
+import crawler.engine.worker as worker
 from crawler.config import CrawlConfig
-from crawler.fetch import HttpClient
-from crawler.messages import (DEFERRED, FAILED, Exchanged, KIND_ROBOTS, KIND_SITEMAP, NON_HTML, PAGE, REDIRECT, RETRY,
+from crawler.web.fetch import HttpClient
+from crawler.engine.messages import (DEFERRED, FAILED, Exchanged, KIND_ROBOTS, KIND_SITEMAP, NON_HTML, PAGE, REDIRECT, RETRY,
                               ROBOTS, SITEMAP, STOP, FetchTask, TaskDone)
-from crawler.neardup import simhash
-from crawler.shards import iter_records
-from crawler.store import RecordWriter, edges_path
-from crawler.visited import VisitedTable
+from crawler.content.neardup import simhash
+from crawler.output.shards import iter_records
+from crawler.output.writers import RecordWriter, edges_path
+from crawler.engine.visited import VisitedTable
 from siteserver import Route, SiteServer, redirect
 
 WAIT_S = 10
@@ -483,7 +483,7 @@ def test_a_key_offered_once_is_not_sent_to_the_table_again(make, monkeypatch):
 
 
 def test_a_huge_robots_txt_is_read_only_up_to_its_limit(make):
-    from crawler.robots import ROBOTS_MAX_BYTES
+    from crawler.web.robots import ROBOTS_MAX_BYTES
     h = make({"/robots.txt": Route("User-agent: *\nDisallow: /x\n" + "#" * (3 * ROBOTS_MAX_BYTES),
                                    content_type="text/plain")})
     done = h.run_task(FetchTask(h.site.url("/").rstrip("/"), 0, kind=KIND_ROBOTS))

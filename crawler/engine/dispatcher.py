@@ -1,0 +1,765 @@
+r"""The dispatcher: the parent loop that owns the frontier and feeds the fetchers.
+
+Process topology::
+
+                     +-------------------------------------------+
+    seeds ---------->|  dispatcher (this process)                |
+                     |  scheduler: frontier + politeness heap    |
+                     |  discovery: robots.txt, sitemaps          |
+                     |  retry queue, limits, state store         |
+                     |  watchdog thread                          |
+                     +-------------------------------------------+
+                        |  task queues       ^  result pipes
+                        |  (one per fetcher, |  (one per fetcher): Exchanged,
+                        |  capacity gate)    |  TaskDone (+ the links each task won)
+                        v                    |
+               +------------+  +------------+  +------------+
+               | fetcher 0  |  | fetcher 1  |  | fetcher N-1|   threads overlap I/O;
+               | T threads  |  | T threads  |  | T threads  |   write pages-NN-*.jsonl,
+               +------------+  +------------+  +------------+   edges-NN.tsv themselves
+                       \            |            /
+                        claim_many / settle (one round trip per page)
+                                    |
+                     +----------------------------+
+                     |  manager: sharded visited  |
+                     |  table (fingerprint->state)|
+                     +----------------------------+
+
+Roles. The **scheduler** (:mod:`crawler.engine.scheduler`) picks the next task: the earliest
+due origin from a heap keyed by each origin's next allowed time, robots.txt first where
+it is unknown. The **pool** (:mod:`crawler.engine.pool`) owns the fetcher processes, their
+queues and pipes, and the capacity gate every task passes (a put never blocks).
+**Discovery** (:mod:`crawler.engine.discovery`) turns robots.txt results into rules and queues
+sitemaps. The **retry queue** (:class:`crawler.web.retry.RetryQueue`) holds tasks until
+their next attempt. This module wires them: it reads results, settles each URL's state,
+pushes the links won, and decides when the crawl ends.
+
+The loop never blocks on a fetcher: it waits on every result pipe at once with a timeout
+(the sooner of a one-second liveness check and the next time an origin or a retry is
+due, or only the liveness check while every fetcher is full), reads every message
+already waiting (a busy turn handles tens, and writes their states in one statement),
+and it puts tasks only where the gate has room. Each pipe has one writer, so a fetcher's death shows as an
+EOF. A dead fetcher is replaced and its tasks go back to the frontier; a dead manager
+stops the crawl (the state on disk lets the next run resume). The crawl ends when
+nothing is in flight, no retry waits and no origin has work that may be dispatched (the
+frontier is empty, or what is left is over a limit: the page limit, a site's limit).
+Then one STOP per fetcher thread, a join with a deadline, then SIGKILL. What a stop
+leaves in the frontier is marked skipped in the visited table as it is drained, and stays
+in the state store, which lists it at the end and hands it to a resume.
+
+Fetchers read tasks, fetch and convert, write their own output, and claim the links they
+discover in the visited table, so de-duplication runs in the fetchers, in parallel. They
+send back only the links they won, which the dispatcher pushes on the frontier.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import logging
+import random
+import time
+from collections.abc import Iterator
+
+from crawler.engine.discovery import Discovery
+from crawler.errors import CrawlerError, FetcherDied, ManagerDied
+from crawler.web.fetch import DEFAULT_USER_AGENT
+from crawler.engine.frontier import MemoryFrontier
+from crawler.engine.messages import (
+    DEFERRED, FAILED, KIND_FAIL, KIND_PAGE, KIND_ROBOTS, KIND_ROBOTS_REDIRECT, KIND_SITEMAP, MAX_CRASHES, PAGE,
+    REDIRECT,
+    RETRY, ROBOTS, SITEMAP, Exchanged, FetchTask, TaskDone)
+from crawler.engine.politeness import Politeness
+from crawler.engine.pool import FetcherPool
+from crawler.engine.progress import Progress, ProgressStats
+from crawler.web.retry import RetryQueue, backoff_s
+from crawler.web.robots import ROBOTS_MAX_REDIRECTS, origin_of
+from crawler.engine.scheduler import SITE_LIMIT, Scheduler
+from crawler.engine.statestore import FAILED as FAILED_STATE, FRONTIER as FRONTIER_STATE, IN_FLIGHT as IN_FLIGHT_STATE
+from crawler.engine.statestore import SKIPPED as SKIPPED_STATE, VISITED as VISITED_STATE
+from crawler.engine.statestore import content_kind
+from crawler.engine.stats import CrawlCounters, ProcessTreeMonitor
+from crawler.web.traps import trap_reason
+from crawler.engine.watchdog import Watchdog
+
+log = logging.getLogger("crawler")
+
+#: Seconds a blocking wait on the result pipes lasts at most before checking that the
+#: children are alive.
+LIVENESS_CHECK_S = 1.0
+#: Suffix of the skip reason of URLs that were in flight when the crawl aborted.
+IN_FLIGHT = " (in flight)"
+#: More fetcher deaths than this in one crawl stop it (something kills every fetcher).
+MAX_DEATHS = 20
+#: Seconds between commits of the state store (a crash loses at most this much
+#: bookkeeping; the records on disk fill the gap when the crawl is resumed).
+COMMIT_INTERVAL_S = 0.25
+#: Seconds an abort waits for results already sent.
+ABANDON_WAIT_S = 0.2
+
+
+class Dispatcher:
+    """Schedules one crawl over ``config.workers`` fetcher processes.
+
+    Args:
+        config: the validated :class:`crawler.config.CrawlConfig`.
+        ctx: the multiprocessing context (start method) to create queues and processes.
+        table: proxy of the manager-hosted visited table.
+        manager: the manager hosting ``table`` (watched for liveness), or None.
+        frontier: a frontier backend (default: :class:`crawler.engine.frontier.MemoryFrontier`).
+        store: the crawl's :class:`crawler.engine.statestore.StateStore`, or None (nothing kept on
+            disk: no resume). With a store, every URL's state goes to disk, committed
+            every :data:`COMMIT_INTERVAL_S`, and the frontier should be a
+            :class:`crawler.engine.statestore.DiskFrontier` on it.
+        expected_urls: URLs the crawl is expected to finish (from a map:
+            :func:`crawler.output.map_report.expected_urls`), the progress display's total;
+            None: ``config.max_pages`` (or no total).
+    """
+
+    def __init__(self, config, ctx, table, manager=None, frontier=None, store=None,
+                 expected_urls: int | None = None) -> None:
+        self.config = config
+        self.ctx = ctx
+        self.table = table
+        self.store = store
+        self.manager = manager
+        self.frontier = frontier if frontier is not None else MemoryFrontier()
+        self.counters = CrawlCounters()
+        self.monitor = ProcessTreeMonitor()
+        if manager is not None:
+            self.monitor.set_role(manager._process.pid, "manager")
+        self.pool = FetcherPool(ctx, config, table, self.monitor)
+        self.politeness = Politeness(config.per_host, config.delay_s, config.max_crawl_delay_s,
+                                     config.user_agent or DEFAULT_USER_AGENT, config.obey_robots)
+        self.scheduler = Scheduler(self.frontier, self.politeness, config.max_pages_per_site)
+        self._rng = random.Random()
+        self.discovery = Discovery(config, self.politeness, self.scheduler.push, self._rng)
+        self.retries = RetryQueue()
+        self.in_flight: dict[str, FetchTask] = {}   # page tasks given to a fetcher, not reported
+        self._released: set[tuple[str, str]] = set()  # (kind, url): its exchange ended, origin freed
+        self.crashes: dict[str, int] = {}  # url -> deaths, for URLs the store has no row for
+        self.deaths = 0
+        self.seed_keys = frozenset(config.seed_keys)  # a test per result: O(1) for any number of seeds
+        self.fetched: set[str] = set()             # every URL with a record
+        self.redirected: set[str] = set()          # URLs recorded as redirects
+        self.dispatched = 0  # page tasks dispatched and not undone: --max-pages counts these
+        self.stop_reason: str | None = None
+        #: Without a store only: the URLs skipped for good, and those left at a stop
+        #: (resumable). With one, both are read back from it at the end
+        #: (:meth:`skipped_rows`, :meth:`unfinished_rows`): never a list of them here.
+        self.skipped: list[tuple[FetchTask, str]] = []
+        self.unfinished: list[tuple[FetchTask, str]] = []
+        self.abandoned: dict[str, tuple[FetchTask, str]] = {}  # url -> in flight at an abort, reason
+        self.seed_skips: list[str] = []  # robots.txt reasons of the seeds it disallowed
+        self.left_reason: str | None = None  # why the frontier was left (max-pages, a stop)
+        self._listed: set[str] | None = None  # without a store: is_listed's set, built once
+        self.seed_outcome: TaskDone | None = None
+        self.retries_scheduled = 0
+        #: robots.txt redirect target on another origin -> the origins whose rules it gives
+        self._robots_waiting: dict[str, list[str]] = {}
+        self._query_variants: dict[str, int] = {}  # URL without query -> URLs with one
+        self._to_mark: list[str] = []  # skipped URLs not yet marked in the table
+        self._cold = False
+        self._unqueued = False
+        self._next_commit = 0.0
+        #: (url, state, reason) of the results handled this loop turn, written by _commit
+        self._settled: list[tuple[str, str, str | None]] = []
+        self._next_liveness_check = 0.0
+        self._next_memory_check = 0.0
+        self._memory_slowed = False
+        self._gate_closed = False  # the last fill stopped at the gate or a limit
+        self._started_at = time.monotonic()
+        #: monotonic times the watchdog reads: the last result or dispatch, the last loop turn
+        self.last_progress_at = self.loop_turned_at = self._started_at
+        self.watchdog = Watchdog(self, config.stall_s)
+        self.display = Progress(config.progress,
+                                config.max_pages if expected_urls is None else expected_urls,
+                                config.progress_interval_s)
+        self._next_progress = self._started_at + self.display.interval_s
+        if store is not None and config.max_pages_per_site is not None:
+            self._restore_site_counts()
+
+    @property
+    def robots_fetches(self) -> int:
+        return self.discovery.robots_fetches
+
+    @property
+    def sitemaps_read(self) -> int:
+        return self.discovery.sitemaps_read
+
+    # -- lifecycle -----------------------------------------------------------------
+    def run(self) -> None:
+        """Crawl until nothing is in flight and no origin has work that may be
+        dispatched, or a stop.
+
+        Raises:
+            ManagerDied: the manager died; FetcherDied: more than :data:`MAX_DEATHS`
+                fetchers died. The crawl was stopped at once, and every URL not fetched
+                is listed in :attr:`skipped`.
+            KeyboardInterrupt: a second Ctrl-C (cold stop).
+        """
+        if not self.pool.processes:
+            self.start()
+        self.watchdog.start()
+        try:
+            keys = self.config.seed_keys
+            for seed, key, won in zip(self.config.seeds, keys, self.table.claim_many(keys)):
+                if won:
+                    self.scheduler.push(FetchTask(key, 0, request_url=None if seed == key else seed))
+            self._loop()
+            self._check_children()  # a manager that died near the end must not pass unseen
+            self.monitor.sample()  # CPU and memory of every child before they exit
+            self._skip_frontier(self.stop_reason or "max-pages")
+        except BaseException as exc:
+            self._cold = True  # an error or a second Ctrl-C: do not wait for fetches
+            self._abandon(f"aborted: {exc}" if isinstance(exc, CrawlerError) else "aborted")
+            raise
+        finally:
+            self.watchdog.stop()
+            self._commit(time.monotonic(), force=True)
+            if self.display.mode == "bar":
+                self._next_progress = 0.0  # the bar's last state: the final counts
+                self._progress()
+            self.display.close()
+            self.pool.shutdown(self._cold)
+
+    def start(self) -> None:
+        """Start the fetcher processes (:meth:`run` does it if not done yet)."""
+        self.pool.start(self.config.workers)
+
+    def request_stop(self, reason: str = "interrupted") -> None:
+        """Warm stop: dispatch nothing more; the loop ends when in-flight work is done."""
+        if self.stop_reason is None:
+            self.stop_reason = reason
+
+    def _restore_site_counts(self) -> None:
+        """A resume: the URLs of each origin recorded by earlier runs count against
+        --max-pages-per-site, so the limit holds over the whole crawl."""
+        for url in self.store.urls_in(VISITED_STATE, FAILED_STATE):
+            origin = origin_of(url)
+            self.scheduler.per_site[origin] = self.scheduler.per_site.get(origin, 0) + 1
+
+    # -- the loop ------------------------------------------------------------------
+    def _loop(self) -> None:
+        while True:
+            now = time.monotonic()
+            self._fill(now)
+            if not self.pool.outstanding() and not self._waiting():
+                return
+            messages, dead = self.pool.receive(self._timeout(now))
+            for message in messages:
+                self._handle(message)
+            for worker_id in dead:
+                self._fetcher_died(worker_id)
+            now = time.monotonic()
+            if messages:
+                self.last_progress_at = now
+            if now >= self._next_liveness_check:
+                self._next_liveness_check = now + LIVENESS_CHECK_S
+                self.pool.kill_hung(now)
+                self._check_children()
+            if self.stop_reason is not None and not self._unqueued:
+                self._unqueue()
+            self._commit(now)
+            self._progress()
+            self.loop_turned_at = now
+
+    def _timeout(self, now: float) -> float:
+        """How long to wait for results: until the next retry or origin is due (unless
+        the last fill stopped at the capacity gate or a limit: then a result is what
+        changes things), at most :data:`LIVENESS_CHECK_S`."""
+        wake = self.retries.next_due()
+        if not self._gate_closed:
+            at = self.scheduler.wake_at()
+            if at is not None:
+                wake = at if wake is None else min(wake, at)
+        if wake is None:
+            return LIVENESS_CHECK_S
+        return max(0.0, min(LIVENESS_CHECK_S, wake - now))
+
+    def _may_dispatch(self) -> bool:
+        if self.stop_reason is not None:
+            return False
+        limit = self.config.max_pages
+        return limit is None or self.dispatched < limit
+
+    def _waiting(self) -> bool:
+        """Work that time alone will make dispatchable (a retry, an origin's delay)."""
+        if self.stop_reason is not None:
+            return False
+        return bool(self.retries) or (self._may_dispatch() and self.scheduler.schedulable())
+
+    def work_waiting(self) -> bool:
+        """Tasks in flight, or due now and not dispatched: the watchdog's test. Waiting for
+        a time (a Retry-After, a Crawl-delay) is not a stall. Read from the watchdog's
+        thread: it only reads."""
+        if self.pool.outstanding():
+            return True
+        now = time.monotonic()
+        return any(at is not None and at <= now
+                   for at in (self.retries.next_due(), self.scheduler.peek_wake()))
+
+    def _fill(self, now: float) -> None:
+        """Hand out every task that is due, while the capacity gate has room."""
+        for task in self.retries.pop_due(now):
+            self.scheduler.push(task)
+        limit = 1 if self._over_memory(now) else None  # one task at a time until memory comes down
+        self._gate_closed = True
+        while self._may_dispatch() and self.pool.has_room():
+            if limit is not None and self.pool.outstanding() >= limit:
+                break
+            task = self.scheduler.next(now)
+            self._take_disallowed()
+            if task is None:
+                self._gate_closed = False  # nothing due: the next origin's time matters
+                break
+            if not self.pool.put(task, now):
+                self._put_back(task, now)
+                break
+            self.scheduler.dispatched(task, now)
+            self.last_progress_at = now
+            if task.kind in (KIND_PAGE, KIND_FAIL):
+                self.in_flight[task.url] = task
+                self.dispatched += 1
+        self._take_disallowed()
+        self._flush_skips()
+
+    def _put_back(self, task: FetchTask, now: float) -> None:
+        """A task the gate refused after the scheduler gave it out: back where it was."""
+        if task.kind == KIND_ROBOTS:
+            self.scheduler.refresh(task.url)
+        else:
+            self.scheduler.push(task)
+
+    def _take_disallowed(self) -> None:
+        """Skip the tasks the scheduler found disallowed by robots.txt."""
+        for task, reason in self.scheduler.skipped:
+            if task.kind in (KIND_PAGE, KIND_FAIL):
+                self._skip(task, reason)
+            else:
+                log.info("sitemap %s: disallowed by robots.txt", task.url)
+        self.scheduler.skipped.clear()
+
+    def _over_memory(self, now: float) -> bool:
+        """True while the whole process tree uses more than ``--max-memory`` (sampled
+        at most once a second): the dispatcher then slows down to one task in flight."""
+        limit = self.config.max_memory_bytes
+        if limit is None:
+            return False
+        if now >= self._next_memory_check:
+            self._next_memory_check = now + 1.0
+            over = self.monitor.sample() > limit
+            if over and not self._memory_slowed:
+                log.warning("memory of all processes is over --max-memory (%d MiB): slowing down",
+                            limit // 2**20)
+            self._memory_slowed = over
+        return self._memory_slowed
+
+    # -- results -------------------------------------------------------------------
+    def _handle(self, message, check: bool = True) -> None:
+        """Count a finished task and push the links it won; ``check`` the children if
+        the visited table failed under it. A robots.txt result sets its origin's rules;
+        a retry goes back to wait its turn; an :class:`Exchanged` frees the origin."""
+        now = time.monotonic()
+        if isinstance(message, Exchanged):
+            self._exchanged(message, now)
+            return
+        if message.outcome == ROBOTS:
+            if (KIND_ROBOTS_REDIRECT, message.url) in self.pool.owner:  # a redirect's target
+                task = self.pool.release(KIND_ROBOTS_REDIRECT, message.url)
+                self._finished(KIND_ROBOTS_REDIRECT, message.url, now, message)
+                for origin in self._robots_waiting.pop(message.url, []):
+                    self._robots_answer(origin, message, task.depth, now)
+                return
+            self.pool.release(KIND_ROBOTS, message.url)
+            self._robots_answer(message.url, message, 0, now)  # first: a Crawl-delay spaces the next request
+            self._finished(KIND_ROBOTS, message.url, now, message)
+            return
+        if message.outcome == SITEMAP:
+            task = self.pool.release(KIND_SITEMAP, message.url)
+            self._finished(KIND_SITEMAP, message.url, now, message)
+            self.discovery.sitemap_done(message, task)
+            self._queue_discovered(message.discovered)
+            return
+        kind = KIND_FAIL if (KIND_FAIL, message.url) in self.pool.owner else KIND_PAGE
+        self.pool.release(kind, message.url)
+        task = self.in_flight.pop(message.url, None)
+        if message.outcome == RETRY:
+            self._schedule_retry(task, message, now)
+            return
+        self._finished(kind, message.url, now, message)
+        if self.store is None:  # with a store, these are read back from it at the end
+            self.fetched.add(message.url)
+            if message.outcome == REDIRECT:
+                self.redirected.add(message.url)
+        else:
+            failed = message.outcome == FAILED
+            self._settled.append((message.url, FAILED_STATE if failed else VISITED_STATE,
+                                  message.error if failed else message.outcome))
+            if message.content is not None:  # a resume registers it again
+                self.store.add_content(message.url, *message.content,
+                                       content_kind(message.duplicate, message.near_duplicate))
+        self.counters.add(message)
+        if message.url in self.seed_keys and self.seed_outcome is None:
+            self.seed_outcome = message
+        self._queue_discovered(message.discovered)
+        if message.table_failed and check:
+            self._check_children()
+
+    def _robots_answer(self, origin: str, message: TaskDone, hops: int, now: float) -> None:
+        """The robots.txt answer for ``origin`` after ``hops`` redirects to other origins:
+        another such redirect is fetched as a task of the target's origin (one task for
+        every origin waiting on the same target), at most ROBOTS_MAX_REDIRECTS of them;
+        else the origin's rules are set."""
+        if message.redirect_to is not None and hops < ROBOTS_MAX_REDIRECTS:
+            waiting = self._robots_waiting.setdefault(message.redirect_to, [])
+            waiting.append(origin)
+            if len(waiting) == 1:
+                self.scheduler.push(FetchTask(message.redirect_to, hops + 1, origin,
+                                              kind=KIND_ROBOTS_REDIRECT))
+            return
+        answer = dataclasses.replace(message, url=origin, redirect_to=None)  # a 3xx past the limit: unavailable
+        rules = self.discovery.robots_done(answer, now)
+        if self.store is not None:  # this attempt's outcome, kept for sites.tsv after a resume
+            self.store.set_robots_status(origin, rules.status_line())
+        self.scheduler.refresh(origin)
+
+    def _exchanged(self, message: Exchanged, now: float) -> None:
+        """A page's exchange ended: its origin may take the next request now."""
+        key = (KIND_PAGE, message.url)
+        if key in self.pool.owner and key not in self._released:
+            self._released.add(key)
+            origin = origin_of(message.url)
+            self.politeness.finished(origin, now, None, message.latency_s, message.status)
+            self.scheduler.refresh(origin)
+
+    def _finished(self, kind: str, url: str, now: float, message: TaskDone | None = None,
+                  pause_s: float | None = None) -> None:
+        """The request of a task is over: free its origin (unless its Exchanged did),
+        with the measured latency and status for the adaptive delay."""
+        if (kind, url) in self._released:
+            self._released.discard((kind, url))
+            return
+        origin = origin_of(url)
+        if message is None:
+            self.politeness.finished(origin, now, pause_s)
+        else:
+            self.politeness.finished(origin, now, pause_s, message.latency_s, message.status)
+        self.scheduler.refresh(origin)
+
+    def _commit(self, now: float, force: bool = False) -> None:
+        """Write the turn's settled URLs; commit the store's pending writes, at most every
+        :data:`COMMIT_INTERVAL_S`."""
+        if self._settled:
+            self.store.set_states(self._settled)
+            self._settled = []
+        if self.store is not None and (force or now >= self._next_commit):
+            self.store.commit()
+            self._next_commit = now + COMMIT_INTERVAL_S
+
+    def _queue_discovered(self, tasks) -> None:
+        """Push the URLs a task won on the frontier, or skip them (a trap guard)."""
+        for task in tasks:
+            reason = self._admit(task)
+            if reason is None:
+                self.scheduler.push(task)
+            else:
+                self._skip(task, reason, pushed=False)
+
+    def _admit(self, task: FetchTask) -> str | None:
+        """Why a discovered URL is skipped (a trap guard), or ``None`` to queue it."""
+        if len(task.url) > self.config.max_url_length:
+            return "url too long"
+        trap = trap_reason(task.url, self.config.max_path_repeats, self.config.max_path_segments)
+        if trap is not None:
+            return trap
+        cap = self.config.max_query_variants
+        if cap is not None and "?" in task.url:
+            path = task.url.partition("?")[0]
+            count = self._query_variants.get(path, 0)
+            if count >= cap:
+                return "query variants"
+            self._query_variants[path] = count + 1
+        return None
+
+    def _schedule_retry(self, task: FetchTask | None, message: TaskDone, now: float) -> None:
+        """Hold ``task`` until its next attempt: after the server's Retry-After (which
+        also pauses the origin on a 429 or 503) or an exponential backoff."""
+        if task is None:
+            return
+        pause = message.retry_after_s if message.status in (429, 503) else None
+        self._finished(task.kind, task.url, now, message, pause)
+        wait = message.retry_after_s
+        if wait is None:
+            wait = backoff_s(task.attempt, self.config.retry_base_s, self.config.retry_cap_s, self._rng)
+        deferred = message.error == DEFERRED  # sent back unrequested: not an attempt
+        retry = task if deferred else dataclasses.replace(task, attempt=task.attempt + 1)
+        self.retries.push(retry, now + wait)
+        if self.store is not None and retry.kind == KIND_PAGE:
+            self.store.update_task(retry, IN_FLIGHT_STATE)  # its attempt survives a crash
+        # the same URL again, not another one for the limits: while it waits, its place
+        # may go to another URL, and if a limit is reached meanwhile it is skipped
+        self.dispatched -= 1
+        self.scheduler.undone(task)
+        self.retries_scheduled += 0 if deferred else 1
+        log.info("%s: %s; attempt %d in %.1f s", task.url, message.error, retry.attempt + 1, wait)
+
+    # -- skips -----------------------------------------------------------------------
+    def _skip(self, task: FetchTask, reason: str, pushed: bool = True) -> None:
+        """A claimed URL that will not be fetched (robots.txt, a trap guard): listed
+        now, marked in the table in batches (:meth:`_flush_skips`), and in the store
+        (``pushed``: it has a row already)."""
+        self._to_mark.append(task.url)
+        if task.url in self.seed_keys and reason.startswith("robots.txt"):
+            self.seed_skips.append(reason)
+        if self.store is None:
+            self.skipped.append((task, reason))
+        else:
+            if pushed:
+                self.store.set_state([task.url], SKIPPED_STATE, reason)
+            else:
+                self.store.add([task], SKIPPED_STATE, reason)
+
+    def _flush_skips(self) -> None:
+        while self._to_mark:
+            batch, self._to_mark = self._to_mark[:1000], self._to_mark[1000:]
+            self.table.mark_many(batch, "skipped")
+
+    # -- children ------------------------------------------------------------------
+    def _check_children(self) -> None:
+        """Raise ManagerDied if the manager died; replace a fetcher that died
+        (:meth:`_fetcher_died`)."""
+        if self.manager is not None and not self.manager._process.is_alive():
+            raise ManagerDied("the visited-table manager process died")
+        for worker_id in self.pool.dead():
+            self._fetcher_died(worker_id)
+
+    def _fetcher_died(self, worker_id: int) -> None:
+        """A fetcher died (killed, out of memory): the tasks it held go back to the
+        frontier (a URL whose fetch already ended in the table is not fetched again), a
+        URL held by :data:`MAX_CRASHES` dying fetchers is failed with the reason, and a
+        new fetcher takes its place.
+
+        Raises:
+            FetcherDied: more than :data:`MAX_DEATHS` fetchers died in this crawl.
+        """
+        process, messages = self.pool.remove(worker_id)
+        for message in messages:  # complete messages sent before it died come first
+            self._handle(message)
+        self.deaths += 1
+        if self.deaths > MAX_DEATHS:
+            raise FetcherDied(f"fetcher {worker_id} died (exit code {process.exitcode}); "
+                              f"{self.deaths} fetchers died in this crawl")
+        now = time.monotonic()
+        held = self.pool.held_by(worker_id)
+        for task in held:
+            self._undispatch(task, now)
+            if task.kind == KIND_ROBOTS:
+                continue
+            if task.kind in (KIND_PAGE, KIND_FAIL):
+                state = self.table.state(task.url)
+                if state in ("visited", "failed"):  # recorded; only its result was lost
+                    self._lost_result(worker_id, task.url, state)
+                    self.dispatched += 1  # it was fetched: it counts for the limits
+                    self.scheduler.recount(task)
+                    continue
+                if self._bump_crashes(task.url) >= MAX_CRASHES:
+                    task = dataclasses.replace(task, kind=KIND_FAIL)
+            self.scheduler.push(task)
+        log.warning("fetcher %d died (exit code %s); %d task(s) it held go back to the frontier; "
+                    "a new fetcher takes its place", worker_id, process.exitcode, len(held))
+        self.pool.start_one()
+
+    def _bump_crashes(self, url: str) -> int:
+        """Count one more fetcher death while ``url`` was held; returns the count. Kept in
+        the state store (it survives a resume, so a URL that kills fetchers is not given
+        fresh tries by every run); in memory only for a URL the store has no row for."""
+        if self.store is not None:
+            try:
+                return self.store.bump_crashes(url)
+            except KeyError:
+                pass
+        count = self.crashes[url] = self.crashes.get(url, 0) + 1
+        return count
+
+    def _undispatch(self, task: FetchTask, now: float) -> None:
+        """Undo the dispatch of a task no fetcher will report (taken back from a queue,
+        or held by a fetcher that died): the caller puts it back where it belongs; a
+        robots.txt task is fetched again."""
+        self.pool.release(task.kind, task.url)
+        self._finished(task.kind, task.url, now)  # nothing measured: the delay stays
+        origin = origin_of(task.url)
+        if task.kind == KIND_ROBOTS:
+            self.discovery.robots_lost(origin, now)
+        elif task.kind in (KIND_PAGE, KIND_FAIL):
+            self.in_flight.pop(task.url, None)
+            self.dispatched -= 1
+            self.scheduler.undone(task)
+        self.scheduler.refresh(origin)
+
+    def _lost_result(self, worker_id: int, url: str, state: str) -> None:
+        """Count a URL a dead fetcher had recorded (``state`` in the table) without
+        reporting it."""
+        visited = state == "visited"
+        self.fetched.add(url)
+        if self.store is not None:
+            self.store.set_state([url], VISITED_STATE if visited else FAILED_STATE,
+                                 "page" if visited else "result lost")
+        self.counters.add(TaskDone(worker_id, url, PAGE if visited else FAILED,
+                                   error=None if visited else "result lost"))
+
+    # -- stopping ------------------------------------------------------------------
+    def _unqueue(self) -> None:
+        """Warm stop: take back the tasks still waiting in the queues (no fetcher started
+        them), so only fetches already under way are finished."""
+        self._unqueued = True
+        for task in self.pool.take_back():
+            self._undispatch(task, time.monotonic())
+            if task.kind != KIND_ROBOTS:
+                self.scheduler.push(task)
+
+    def _abandon(self, reason: str) -> None:
+        """After an abort: take in the results already sent, then list the frontier and
+        the URLs still in flight as skipped (the in-flight ones stay in flight in the
+        table: their fetch may have happened)."""
+        while self.in_flight and self.pool.result_pipes:
+            messages, _dead = self.pool.receive(ABANDON_WAIT_S)  # a dead one is not replaced
+            if not messages:
+                break
+            for message in messages:
+                self._handle(message, check=False)
+        self.abandoned = {url: (task, reason + IN_FLIGHT) for url, task in self.in_flight.items()}
+        if self.store is None:
+            self.unfinished.extend(self.abandoned.values())
+        self.in_flight.clear()
+        try:
+            self._skip_frontier(reason)
+        except Exception:  # the manager may be what died; the URLs are listed anyway
+            log.warning("could not mark the frontier skipped in the visited table")
+
+    def _skip_frontier(self, reason: str) -> None:
+        """Mark what is left in the frontier skipped in the visited table, 1,000 URLs a
+        call, streaming (a limit, a stop or an abort ended the crawl): :meth:`unfinished_rows`
+        lists them, with ``reason`` or :data:`crawler.engine.scheduler.SITE_LIMIT` for an origin at
+        its limit. A URL robots.txt disallows is skipped for good instead.
+
+        Raises what the visited table raises, once the frontier is drained (its rows are
+        listed all the same).
+        """
+        self.left_reason = reason
+        for task in self.retries.drain():
+            self.frontier.push(task)
+        batch: list[str] = []
+        error: Exception | None = None
+        for task in self.frontier.drain():
+            if task.kind not in (KIND_PAGE, KIND_FAIL):  # not claimed
+                continue
+            disallowed = self._disallowed_reason(task)
+            if disallowed is not None:  # final, as any robots.txt skip: a resume skips it too
+                self._skip(task, disallowed)
+                continue
+            if self.store is None:
+                self.unfinished.append((task, self.unfinished_reason(task.url)))
+            batch.append(task.url)
+            if len(batch) == 1000 and error is None:
+                error = self._mark_skipped(batch)
+                batch = []
+        if error is None:
+            self._flush_skips()
+            error = self._mark_skipped(batch)
+        if error is not None:
+            raise error
+
+    def _mark_skipped(self, urls: list[str]) -> Exception | None:
+        """Mark ``urls`` skipped in the table; the error raised, if any."""
+        try:
+            if urls:
+                self.table.mark_many(urls, "skipped")
+        except Exception as exc:  # noqa: BLE001 (raised by _skip_frontier once drained)
+            return exc
+        return None
+
+    def unfinished_reason(self, url: str) -> str:
+        """Why ``url``, left by this run, is listed: in flight at an abort, its origin at
+        --max-pages-per-site, or :attr:`left_reason`."""
+        held = self.abandoned.get(url)
+        if held is not None:
+            return held[1]
+        if self.scheduler.site_full(origin_of(url)):
+            return SITE_LIMIT
+        return self.left_reason or "max-pages"
+
+    def is_listed(self, url: str) -> bool:
+        """True if ``url`` has a record or is listed as skipped or left (after
+        :meth:`run`; with a store, one indexed lookup: every claimed URL has a row)."""
+        if url in self.fetched:
+            return True
+        if self.store is not None:
+            return self.store.state_of(url) is not None
+        if self._listed is None:
+            self._listed = {task.url for task, _ in itertools.chain(self.skipped, self.unfinished)}
+        return url in self._listed
+
+    def skipped_rows(self) -> Iterator[tuple[str, int, str | None, str]]:
+        """``(url, depth, parent, reason)`` of every URL skipped for good: every run's with
+        a store, streamed."""
+        if self.store is None:
+            return ((t.url, t.depth, t.parent, r) for t, r in self.skipped)
+        return self.store.skipped_rows()
+
+    def unfinished_rows(self) -> Iterator[tuple[str, int, str | None, str]]:
+        """``(url, depth, parent, reason)`` of every URL this run left (resumable: waiting,
+        in flight at an abort), lowest depth first; with a store, streamed from it."""
+        if self.store is None:
+            return ((t.url, t.depth, t.parent, r) for t, r in self.unfinished)
+        return ((t.url, t.depth, t.parent, self.unfinished_reason(t.url))
+                for t in self.store.tasks_in(IN_FLIGHT_STATE, FRONTIER_STATE))
+
+    def _disallowed_reason(self, task: FetchTask) -> str | None:
+        """robots.txt's reason if the origin's known robots.txt disallows ``task``."""
+        origin = origin_of(task.url)
+        host = self.politeness.hosts.get(origin)
+        if host is not None and host.robots is not None and not self.politeness.allowed(origin, task.url):
+            return host.robots.describe()
+        return None
+
+    # -- reporting -----------------------------------------------------------------
+    def sites(self) -> tuple[int, int]:
+        """``(done, known)``: origins with a claimed URL, and those of them with nothing
+        waiting, in flight or due for a retry."""
+        waiting = set(self.frontier.origins())
+        known = set(self.politeness.hosts) | waiting
+        busy = waiting | {origin_of(url) for url in self.in_flight}
+        busy |= {origin_of(task.url) for task in self.retries.tasks()}
+        return len(known - busy), len(known)
+
+    def describe(self) -> str:
+        """What waits and why, what is in flight and what each fetcher holds: the
+        watchdog's report of a stall."""
+        now = time.monotonic()
+        wake = self.scheduler.wake_at()
+        held = self.pool.holdings(now)
+        lines = [f"frontier {len(self.frontier)} tasks in {len(self.frontier.origins())} origins; "
+                 f"{len(self.scheduler)} origins schedulable, next due in "
+                 f"{'-' if wake is None else f'{wake - now:.1f} s'}; blocked: {self.scheduler.blocked_origins()}; "
+                 f"retries waiting {len(self.retries)}; in flight {self.pool.outstanding()} "
+                 f"(pages {len(self.in_flight)}); dispatched {self.dispatched}; stop {self.stop_reason}"]
+        for worker_id, tasks in sorted(held.items()):
+            process = self.pool.processes.get(worker_id)
+            shown = ", ".join(f"{kind} {url} ({age} s)" for kind, url, age in tasks[:5])
+            lines.append(f"fetcher {worker_id} (pid {process.pid if process else '-'}): "
+                         f"load {self.pool.load.get(worker_id, 0)}/{self.pool.capacity}: {shown or 'idle'}"
+                         + (f" and {len(tasks) - 5} more" if len(tasks) > 5 else ""))
+        return "\n".join(lines)
+
+    def _progress(self) -> None:
+        now = time.monotonic()
+        if now < self._next_progress:
+            return
+        self._next_progress = now + self.display.interval_s
+        rss = self.monitor.sample()
+        c = self.counters
+        done, known = self.sites()
+        self.display.update(ProgressStats(c.done, c.outcomes["page"], c.failed, len(self.frontier),
+                                          len(self.in_flight), rss, now - self._started_at,
+                                          done, known))

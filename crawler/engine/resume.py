@@ -1,0 +1,247 @@
+"""Resuming a crawl from its output folder after a stop, a crash or a reboot.
+
+The state store (:mod:`crawler.engine.statestore`) is committed by the dispatcher several times a
+second; the page records are written by the fetchers before they report. So after a
+crash the store may lag the records by the few tasks in flight. :func:`prepare` closes
+that gap before the crawl goes on:
+
+1. the settings that make a resume unsafe (seeds, scope) must match, else a one-line
+   :class:`crawler.errors.ConfigError` (``--restart`` starts over instead);
+2. a record or edge line half-written by a crash (no final newline) is cut off (in
+   plain shards: compressed ones are complete), unfinished compressed copies and plain
+   shards whose compressed twin exists are deleted (:func:`crawler.output.shards.settle`);
+   the cut record's URL is fetched again. Records are then read from every shard,
+   plain or compressed; each fetcher of the new run writes to new shard numbers. A
+   WARC file left ``.open`` by a process that died loses its partial last record the
+   same way (:func:`crawler.output.warc.seal_open_files`);
+3. URLs in flight when the crawl stopped go back to the frontier, except those whose
+   record is on disk (also those dispatched after the store's last commit, which it
+   does not know at all): they are marked visited (or failed) from the record, and the
+   in-scope links their page found that the store does not know are put in the
+   frontier (their claims died with the old processes);
+4. the visited table is rebuilt from the store: every URL claimed, the finished ones
+   marked, so no visited page is fetched again; and its content registry gets the
+   earlier runs' pages back, so a page of this run that repeats one of theirs is
+   flagged (``duplicate_of``, ``near_duplicate_of``) as within one run.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+
+from crawler.errors import ConfigError
+from crawler.output.mirror import SITE_DIR, remove_mirror
+from crawler.engine.messages import FetchTask
+from crawler.content.neardup import simhash
+from crawler.output.shards import MANIFEST_FILE, TEMP_SUFFIX, cut_partial_line, iter_lines, iter_records, settle
+from crawler.engine.statestore import BATCH_ROWS, content_kind
+from crawler.engine.statestore import FAILED, FRONTIER, IN_FLIGHT, SKIPPED, STATE_FILE, VISITED, StateStore
+from crawler.output.warc import OPEN_SUFFIX, WARC_GLOB, seal_open_files
+
+#: Settings a resumed crawl must share with the stored one.
+UNSAFE_TO_CHANGE = ("seeds", "allow_domains", "include", "exclude")
+_FLAGS = {"seeds": "seeds", "allow_domains": "--allow-domain", "include": "--include",
+          "exclude": "--exclude"}
+#: Output files a ``--restart`` removes (and nothing else in the folder).
+OUTPUT_PATTERNS = ("pages-*.jsonl", "edges-*.tsv", "edges.tsv", "tree.txt", "skipped.tsv",
+                   "sites.tsv", "summary.json", STATE_FILE, STATE_FILE + "-wal", STATE_FILE + "-shm",
+                   WARC_GLOB, WARC_GLOB + OPEN_SUFFIX,
+                   "pages-*.jsonl.zst", "pages-*.jsonl.gz", "pages-*.jsonl.*" + TEMP_SUFFIX,
+                   MANIFEST_FILE, MANIFEST_FILE + TEMP_SUFFIX,
+                   SITE_DIR + "/")  # the mirror: only the files its index lists
+_URL_PREFIX = '{"url": "'
+
+
+def crawl_settings(config) -> dict:
+    """The settings of ``config`` that a resume must not change (JSON-able)."""
+    return {"seeds": list(config.seed_keys), "allow_domains": list(config.allow_domains),
+            "include": list(config.include), "exclude": list(config.exclude)}
+
+
+def check_settings(stored: dict, config) -> None:
+    """Raise ConfigError (one line) if ``config`` differs from the stored crawl in a
+    setting of :data:`UNSAFE_TO_CHANGE`."""
+    current = crawl_settings(config)
+    changed = [key for key in UNSAFE_TO_CHANGE if stored.get(key) != current[key]]
+    if changed:
+        key = changed[0]
+        raise ConfigError(f"{config.out_dir} holds a crawl with {_FLAGS[key]} {_short(stored.get(key))}, "
+                          f"not {_short(current[key])}; use --restart to start over, or another --out")
+
+
+def _short(value, limit: int = 200) -> str:
+    """``value`` as text, cut to about ``limit`` characters (a seed list of 10,000 URLs
+    must not make a one-line error of megabytes)."""
+    text = str(value)
+    return text if len(text) <= limit else f"{text[:limit]}... ({len(text)} characters)"
+
+
+def remove_outputs(out_dir: str) -> None:
+    """``--restart``: delete this crawler's output files in ``out_dir`` (only those)."""
+    for pattern in OUTPUT_PATTERNS:
+        if pattern == SITE_DIR + "/":
+            remove_mirror(out_dir)
+            continue
+        for path in glob.glob(os.path.join(out_dir, pattern)):
+            os.remove(path)
+
+
+def outcome_of(record: dict) -> tuple[str, str]:
+    """(state, reason) a record stands for: failed with its error, else visited with
+    its outcome ("redirect", "non_html" or "page"). A map's record (no Markdown ever)
+    says its outcome in ``outcome``."""
+    if record.get("error"):
+        return FAILED, record["error"]
+    if record.get("final_url") != record["url"]:
+        return VISITED, "redirect"
+    if record.get("outcome") in ("non_html", "page"):
+        return VISITED, record["outcome"]
+    if record.get("markdown") is None and record.get("duplicate_of") is None:
+        return VISITED, "non_html"
+    return VISITED, "page"
+
+
+def prepare(config, store: StateStore, table) -> dict:
+    """Bring the output folder and ``table`` in line with ``store`` (see the module
+    docstring). Call before the frontier is opened on ``store``.
+
+    Returns:
+        ``{"resumed": bool, "in_flight": n, "recorded_unreported": n, "links_recovered": n,
+        "bytes_cut": n}``.
+    """
+    out = config.out_dir
+    stored = store.load_settings()
+    report = {"resumed": stored is not None, "in_flight": 0, "recorded_unreported": 0,
+              "links_recovered": 0, "bytes_cut": 0}
+    if stored is None:
+        store.save_settings(crawl_settings(config))
+        store.commit()
+        return report
+    check_settings(stored, config)
+    report["bytes_cut"] = settle(out)
+    for path in sorted(glob.glob(os.path.join(out, "edges-*.tsv"))):
+        report["bytes_cut"] += cut_partial_line(path)
+    report["bytes_cut"] += seal_open_files(out)[1]  # WARC files of processes that died
+    report["in_flight"] = store.reset_for_resume()
+    _backfill_contents(store, out)  # before the recovered records add theirs
+    recovered = _records_not_in_store(store, out)
+    report["recorded_unreported"] = len(recovered)
+    report["links_recovered"] = _recover_links(config, store, recovered)
+    store.commit()
+    _rebuild_table(store, table)
+    _rebuild_contents(store, table)
+    return report
+
+
+def _records_not_in_store(store: StateStore, out: str) -> dict[str, dict]:
+    """Records on disk whose URL the store still has waiting: mark them finished and
+    return them by URL."""
+    found: dict[str, dict] = {}
+    known: set[str] = set()  # of those, the ones with a row
+    for line in iter_lines(out):  # parsed only when needed: most are in the store
+        if not line.startswith(_URL_PREFIX):
+            continue
+        url = line[len(_URL_PREFIX):line.index('"', len(_URL_PREFIX))]
+        state = store.state_of(url)
+        if state not in (VISITED, FAILED):
+            found[url] = json.loads(line)
+            if state is not None:
+                known.add(url)
+    for url, record in found.items():
+        state, reason = outcome_of(record)
+        if url not in known:  # dispatched after the last commit: no row yet
+            store.add([FetchTask(url, record["depth"], record.get("parent"),
+                                 tuple(record.get("redirect_chain") or ()))], state, reason)
+        else:
+            store.set_state([url], state, reason)
+        _add_content(store, record)
+    return found
+
+
+def _add_content(store: StateStore, record: dict) -> bool:
+    """Put ``record``'s page in the store's content registry if it was registered in the
+    visited table's (a page with Markdown, or an exact duplicate). A record written
+    before records had ``simhash`` gets it computed from its Markdown. Returns whether
+    it was put there."""
+    if not (record.get("markdown") or record.get("duplicate_of")) or not record.get("fingerprint"):
+        return False
+    kind = content_kind(bool(record.get("duplicate_of")), bool(record.get("near_duplicate_of")))
+    near = record.get("simhash")
+    if near is None:  # an exact duplicate never enters the near-duplicate index
+        near = f"{simhash(record['markdown']):016x}" if record.get("markdown") else "0"
+    store.add_content(record["url"], int(record["fingerprint"], 16), int(near, 16), kind)
+    return True
+
+
+def _backfill_contents(store: StateStore, out: str) -> int:
+    """A folder written before the content registry was kept in the store: register
+    every page record's content from the records (once; later resumes find it filled).
+    Returns the records added."""
+    if any(store.content_counts().values()) or not store.reason_counts(VISITED).get("page"):
+        return 0
+    return sum(_add_content(store, record) for record in iter_records(out))
+
+
+def _recover_links(config, store: StateStore, records: dict[str, dict]) -> int:
+    """Put in the frontier the in-scope link (and redirect) targets of ``records``
+    that the store does not know: the claims their fetch made died with the crash."""
+    if not records:
+        return 0
+    added = 0
+    for path in sorted(glob.glob(os.path.join(config.out_dir, "edges-*.tsv"))):
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                source = line.partition("\t")[0]
+                record = records.get(source)
+                if record is None:
+                    continue
+                parts = line.rstrip("\n").split("\t")
+                if len(parts) != 4 or parts[3] != "1" or store.state_of(parts[1]) is not None:
+                    continue
+                if parts[2] == "redirect":
+                    task = FetchTask(parts[1], record["depth"], source,
+                                     tuple(record.get("redirect_chain") or ()) + (source,))
+                else:
+                    depth = record["depth"] + 1
+                    if config.max_depth is not None and depth > config.max_depth:
+                        continue
+                    task = FetchTask(parts[1], depth, source)
+                store.add([task], FRONTIER)
+                added += 1
+    return added
+
+
+def _rebuild_contents(store: StateStore, table) -> None:
+    """Register the earlier runs' pages in the visited table's content registry, in their
+    order, so that this run's pages are flagged as duplicates of theirs too."""
+    for batch in _batches(store.contents(), BATCH_ROWS):
+        table.register_contents(batch)
+
+
+def _rebuild_table(store: StateStore, table) -> None:
+    """Claim every stored URL in ``table`` and mark the finished ones, 1,000 a call."""
+    for states, final in (((FRONTIER, IN_FLIGHT), None), ((VISITED,), "visited"),
+                          ((FAILED,), "failed"), ((SKIPPED,), "skipped")):
+        for batch in _batches(store.urls_in(*states), BATCH_ROWS):
+            _claim(table, batch, final)
+
+
+def _batches(items, size: int):
+    """Yield lists of ``size`` consecutive items of ``items`` (the last one shorter): one
+    round trip to the visited table per list (``itertools.batched`` is Python 3.12)."""
+    batch = []
+    for item in items:
+        batch.append(item)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def _claim(table, urls: list[str], final: str | None) -> None:
+    table.claim_many(urls)
+    if final is not None:
+        table.mark_many(urls, final)

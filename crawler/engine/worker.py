@@ -1,0 +1,447 @@
+"""The fetcher process: task -> fetch -> extract -> claim -> convert -> store -> result.
+
+Each fetcher process runs ``threads`` threads that take :class:`FetchTask` messages from
+the shared bounded task queue. Threads overlap network waits; the parse and Markdown work
+of one process runs on one core, and N processes use N cores. Every thread builds its own
+:class:`crawler.web.fetch.HttpClient` (a ``requests.Session``); nothing but the queues, the
+visited-table proxy and the frozen config comes from the parent, so it works under every
+start method.
+
+For each task the fetcher writes the record (and its edges) itself, then settles the URL
+in the visited table and claims the page's in-scope links in the same round trip, and
+sends the dispatcher only the links it won.
+
+In map mode (``config.mode == "map"``) the same steps run without the conversion: HTML
+is decoded and its links extracted and claimed exactly as in a crawl, but no Markdown is
+made and no content fingerprint registered; a URL that is probably not HTML is asked
+with HEAD first and a non-HTML body is never read (:mod:`crawler.web.probe`). Map records
+add ``outcome`` and ``content_length``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import datetime
+import logging
+import os
+import threading
+import time
+
+import xxhash
+
+from crawler.content.main import main_content
+from crawler.web.decode import decode_html, is_html_response
+from crawler.content.links import effective_base, extract, link_targets
+from crawler.web.fetch import FetchError, HttpClient, Response
+from crawler.output.graph import LINK, REDIRECT as REDIRECT_EDGE
+from crawler.engine.lifeline import PARENT_DIED_EXIT_CODE, watch_parent
+from crawler.content.markdown import to_markdown
+from crawler.web.probe import body_needed, head_decides, probably_not_html
+from crawler.engine.messages import (
+    CRASHED, DEFERRED, FAILED, KIND_FAIL, KIND_PAGE, KIND_ROBOTS, KIND_ROBOTS_REDIRECT, KIND_SITEMAP, NON_HTML,
+    PAGE, REDIRECT, RETRY,
+    ROBOTS, SITEMAP, STOP, Exchanged, FetchTask, TaskDone)
+from crawler.content.neardup import simhash
+from crawler.web.retry import is_transient, parse_retry_after
+from crawler.web.robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, origin_of, robots_url
+from crawler.web.scope import Scope
+from crawler.web.sitemaps import SITEMAP_MAX_BYTES, parse_sitemap
+from crawler.engine.signals import child_signals
+from crawler.output.writers import RecordWriter
+from crawler.web.urlnorm import key_of, normalize, request_url
+from crawler.engine.visited import OfferedKeys
+from crawler.output.warc import WarcWriter
+
+log = logging.getLogger("crawler")
+
+
+def utc_now_iso() -> str:
+    """Current UTC time as ISO 8601 with milliseconds and a ``Z`` suffix."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def markdown_fingerprint(markdown: str) -> str:
+    """16 hex digits of the xxh3-64 hash of the Markdown's UTF-8 bytes."""
+    return xxhash.xxh3_64_hexdigest(markdown.encode("utf-8"))
+
+
+def page_markdown(text: str, base: str, keep_boilerplate: bool = False) -> tuple[str, str]:
+    """Markdown of a decoded HTML page and what was converted: ``"main"`` (the main
+    content, :func:`crawler.content.main.main_content`) or ``"page"`` (the whole page: with
+    ``keep_boilerplate``, or when no main content was found)."""
+    if not keep_boilerplate:
+        selected = main_content(text)
+        if selected is not None:
+            return to_markdown(selected, base), "main"
+    return to_markdown(text, base), "page"
+
+
+class RecordWritten(Exception):
+    """The visited table failed after the task's record was written; ``done`` is the
+    task's result without the links it would have claimed."""
+
+    def __init__(self, done: TaskDone) -> None:
+        super().__init__(done.url)
+        self.done = done
+
+
+class PageProcessor:
+    """Runs one task to its outcome. Shared by the threads of one fetcher process.
+
+    Args:
+        worker_id: this fetcher's number.
+        config: the crawl's :class:`crawler.config.CrawlConfig`.
+        table: the visited table (a proxy, or a local table in tests).
+        writer: this process's :class:`crawler.output.writers.RecordWriter`.
+        notify: called with an :class:`crawler.engine.messages.Exchanged` once a page's body
+            is read, before it is parsed (the result pipe's sender); ``None``: not told.
+    """
+
+    def __init__(self, worker_id: int, config, table, writer: RecordWriter, notify=None) -> None:
+        self.worker_id = worker_id
+        self.config = config
+        self.table = table
+        self.writer = writer
+        self.scope = Scope.from_config(config)
+        self.offered = OfferedKeys()
+        # origin -> monotonic time its Retry-After ends, as seen by this process: tasks
+        # of that origin already queued are sent back unrequested until then
+        self.paused: dict[str, float] = {}
+        self.mapping = config.mode == "map"
+        self.notify = notify
+
+    def run(self, task: FetchTask, client: HttpClient) -> TaskDone:
+        """Fetch ``task`` and settle it; never raises for a bad page or server. The
+        result carries the exchange's :attr:`TaskDone.latency_s`.
+
+        A transient failure (:func:`crawler.web.retry.is_transient`) before the last
+        attempt returns :data:`RETRY` with nothing written: the URL stays in flight
+        and the dispatcher schedules the next attempt.
+        """
+        if task.kind == KIND_FAIL:
+            return self._fail(task, CRASHED, None)
+        origin = origin_of(task.url)
+        wait = self.paused.get(origin, 0.0) - time.monotonic()
+        if task.kind == KIND_PAGE and wait > 0:
+            return TaskDone(self.worker_id, task.url, RETRY, None, DEFERRED, retry_after_s=wait)
+        started = time.monotonic()
+        done = self._run(task, client, started)
+        if done.latency_s is None:
+            done = dataclasses.replace(done, latency_s=time.monotonic() - started)
+        return done
+
+    def _run(self, task: FetchTask, client: HttpClient, started: float) -> TaskDone:
+        if task.kind in (KIND_ROBOTS, KIND_ROBOTS_REDIRECT):
+            return self._robots(task, client)
+        if task.kind == KIND_SITEMAP:
+            return self._sitemap(task, client)
+        origin = origin_of(task.url)
+        try:
+            response = self._map_get(task, client) if self.mapping else self._get(task, client)
+        except FetchError as exc:
+            if is_transient(None, exc.reason) and task.attempt < self.config.retries:
+                return TaskDone(self.worker_id, task.url, RETRY, None, exc.reason)
+            return self._fail(task, exc.reason, None)
+        if response.location is not None:
+            return self._redirect(task, response)
+        if response.status >= 400:
+            reason = f"http {response.status}"
+            if is_transient(response.status) and task.attempt < self.config.retries:
+                wait = parse_retry_after(response.retry_after, response.date, time.time())
+                if wait is None or wait <= self.config.max_retry_wait_s:
+                    if wait and response.status in (429, 503):
+                        self.paused[origin] = time.monotonic() + wait
+                    return TaskDone(self.worker_id, task.url, RETRY, response.status, reason,
+                                    len(response.body), retry_after_s=wait)
+                reason += f" (Retry-After {wait:g} s is over --max-retry-wait)"
+            return self._fail(task, reason, response)
+        if not is_html_response(response.content_type, response.body):
+            return self._finish(task, NON_HTML, response, self._map_fields(NON_HTML, response), ())
+        latency = time.monotonic() - started
+        if self.notify is not None:  # the origin is free while the page is parsed
+            self.notify(Exchanged(self.worker_id, task.url, latency, response.status))
+        return dataclasses.replace(self._page(task, response), latency_s=latency)
+
+    def _robots(self, task: FetchTask, client: HttpClient) -> TaskDone:
+        """Fetch the robots.txt of the origin ``task.url`` (or, for a
+        :data:`KIND_ROBOTS_REDIRECT` task, the redirect target ``task.url``), following
+        redirects within the same origin, up to five in all (RFC 9309 section 2.3.1.2).
+        A redirect to another origin is returned in :attr:`TaskDone.redirect_to`, not
+        followed: that origin's politeness applies to it. Nothing is written."""
+        url = task.url if task.kind == KIND_ROBOTS_REDIRECT else robots_url(task.url)
+        try:  # only the first ROBOTS_MAX_BYTES are used (RFC 9309 2.5): no more are read
+            response = client.get(url, ROBOTS_MAX_BYTES)
+            for _ in range(ROBOTS_MAX_REDIRECTS - task.depth):
+                if response.location is None:
+                    break
+                target = request_url(response.location, response.url)
+                if target is None:
+                    break
+                if origin_of(target) != origin_of(url):
+                    return TaskDone(self.worker_id, task.url, ROBOTS, response.status, None,
+                                    len(response.body), redirect_to=target)
+                url = target
+                response = client.get(url, ROBOTS_MAX_BYTES)
+        except FetchError as exc:
+            return TaskDone(self.worker_id, task.url, ROBOTS, None, exc.reason)
+        body = response.body[:ROBOTS_MAX_BYTES] if 200 <= response.status < 300 else None
+        return TaskDone(self.worker_id, task.url, ROBOTS, response.status, None,
+                        len(response.body), robots_body=body)
+
+    def _sitemap(self, task: FetchTask, client: HttpClient) -> TaskDone:
+        """Fetch and parse the sitemap ``task.url``; claim its in-scope URLs (as depth 0
+        tasks with the sitemap as parent) and return them, with the child sitemaps of
+        an index. Nothing is written; a failure is logged and returns nothing."""
+        try:
+            response = client.get(task.fetch_url, max(self.config.max_body_bytes, SITEMAP_MAX_BYTES))
+        except FetchError as exc:
+            log.warning("sitemap %s: %s", task.url, exc.reason)
+            return TaskDone(self.worker_id, task.url, SITEMAP, None, exc.reason)
+        if response.status >= 300:
+            log.warning("sitemap %s: http %d", task.url, response.status)
+            return TaskDone(self.worker_id, task.url, SITEMAP, response.status, f"http {response.status}")
+        sitemap = parse_sitemap(response.body, response.url)
+        if sitemap.error:
+            log.warning("sitemap %s: %s", task.url, sitemap.error)
+        if sitemap.kind == "sitemapindex":
+            return TaskDone(self.worker_id, task.url, SITEMAP, response.status, sitemap.error,
+                            len(response.body), sitemaps=sitemap.urls)
+        claims = {}
+        for sent in sitemap.urls:
+            key = key_of(sent)
+            if key in self.scope and self.offered.first_offer(key):
+                claims.setdefault(key, FetchTask(key, 0, task.url, (), _unless_key(sent, key)))
+        tasks = list(claims.values())
+        won = self.table.claim_many([t.url for t in tasks]) if tasks else []
+        return TaskDone(self.worker_id, task.url, SITEMAP, response.status, sitemap.error,
+                        len(response.body), tuple(t for t, w in zip(tasks, won) if w))
+
+    def _map_get(self, task: FetchTask, client: HttpClient) -> Response:
+        """Map mode's fetch (:mod:`crawler.web.probe`): HEAD first for a URL that is
+        probably not HTML, kept when it decides the outcome; else :meth:`_get`, reading
+        the body only when it may be HTML."""
+        if probably_not_html(task.fetch_url):
+            try:
+                head = client.head(task.fetch_url)
+            except FetchError:  # HEAD failed: the GET a crawl sends decides
+                head = None
+            if head is not None and head_decides(head.status, head.content_type, head.location):
+                return head
+        return self._get(task, client, body_needed)
+
+    def _map_fields(self, outcome: str, response: Response) -> dict:
+        """The record fields map mode adds (none in a crawl)."""
+        if not self.mapping:
+            return {}
+        return {"outcome": outcome, "content_length": response.content_length,
+                "method": response.method}
+
+    def _get(self, task: FetchTask, client: HttpClient, body_wanted=None) -> Response:
+        """GET the task's URL. A redirect to another spelling of the same key (the
+        server's own query order) is the same resource: follow it here, at most
+        ``max_redirects`` times and never to a spelling already tried."""
+        tried = [task.fetch_url]
+        response = client.get(tried[-1], body_wanted=body_wanted)
+        while response.location is not None and len(tried) <= self.config.max_redirects:
+            sent = request_url(response.location, response.url)
+            if sent is None or sent in tried or key_of(sent) != task.url:
+                break
+            tried.append(sent)
+            response = client.get(sent, body_wanted=body_wanted)
+        return response
+
+    def _record(self, task: FetchTask, response: Response | None, **fields) -> dict:
+        record = {
+            "url": task.url,
+            "request_url": response.url if response else task.fetch_url,
+            "final_url": task.url,
+            "status": response.status if response else None,
+            "content_type": response.content_type if response else None,
+            "depth": task.depth,
+            "parent": task.parent,
+            "redirect_chain": list(task.redirect_chain),
+            "title": None,
+            "markdown": None,
+            "fingerprint": None,
+            "canonical": None,
+            "duplicate_of": None,
+            "content": None,
+            "simhash": None,
+            "near_duplicate_of": None,
+            "near_duplicate_distance": None,
+            "fetched_at": utc_now_iso(),
+            "elapsed_ms": round(response.elapsed_ms, 1) if response else None,
+            "bytes": len(response.body) if response else 0,
+            "truncated": response.truncated if response else False,
+            "attempts": task.attempt + 1,
+            "error": None,
+        }
+        record.update(fields)
+        return record
+
+    def _finish(self, task, outcome, response, fields, edges, claims=()) -> TaskDone:
+        """Write the record and edges, then settle the URL and claim ``claims`` (tasks)
+        in one visited-table round trip; return the result with the tasks won. Keys
+        this process offered before are not sent again (:class:`OfferedKeys`)."""
+        claims = [t for t in claims if self.offered.first_offer(t.url)]
+        record = self._record(task, response, **fields)
+        self.writer.write(record, edges)
+        state = "failed" if outcome == FAILED else "visited"
+        done = TaskDone(self.worker_id, task.url, outcome,
+                        response.status if response else None, record["error"], record["bytes"])
+        try:
+            won = self.table.settle(task.url, state, [t.url for t in claims])
+        except Exception as exc:  # the record is on disk: crash() must not write another
+            raise RecordWritten(done) from exc
+        return dataclasses.replace(done, discovered=tuple(t for t, w in zip(claims, won) if w))
+
+    def _fail(self, task, reason: str, response: Response | None) -> TaskDone:
+        return self._finish(task, FAILED, response, {"error": reason}, ())
+
+    def _redirect(self, task: FetchTask, response: Response) -> TaskDone:
+        sent = request_url(response.location, response.url)
+        if sent is None:
+            return self._fail(task, "bad redirect location", response)
+        target = key_of(sent)
+        chain = task.redirect_chain + (task.url,)
+        in_scope = target in self.scope
+        edges = [(task.url, target, REDIRECT_EDGE, in_scope)]
+        fields = {"final_url": target}
+        if target in chain:
+            return self._finish(task, FAILED, response, {**fields, "error": "redirect loop"}, edges)
+        if len(chain) > self.config.max_redirects:
+            return self._finish(task, FAILED, response,
+                                {**fields, "error": "too many redirects"}, edges)
+        claims = (FetchTask(target, task.depth, task.url, chain, _unless_key(sent, target)),) \
+            if in_scope else ()
+        return self._finish(task, REDIRECT, response, fields, edges, claims)
+
+    def _page(self, task: FetchTask, response: Response) -> TaskDone:
+        text, _encoding = decode_html(response.body, response.content_type)
+        page = extract(text)
+        base = effective_base(response.url, page)
+        markdown, content = (None, None) if self.mapping else \
+            page_markdown(text, base, self.config.keep_boilerplate)
+        edges, claims = [], []
+        depth = task.depth + 1
+        follow = self.config.max_depth is None or depth <= self.config.max_depth
+        for link, sent in link_targets(response.url, page):
+            in_scope = link in self.scope
+            edges.append((task.url, link, LINK, in_scope))
+            if in_scope and follow and link != task.url:
+                claims.append(FetchTask(link, depth, task.url, (), _unless_key(sent, link)))
+        fingerprint = near_hash = None
+        if not self.mapping:
+            fingerprint, near_hash = markdown_fingerprint(markdown), simhash(markdown)
+        fields = {"title": page.title, "markdown": markdown, "fingerprint": fingerprint,
+                  "canonical": None, "duplicate_of": None, "content": content,
+                  "simhash": None if near_hash is None else f"{near_hash:016x}",
+                  **self._map_fields(PAGE, response)}
+        if page.canonical is not None:
+            fields["canonical"] = normalize(page.canonical, base)
+        if markdown:  # an exact duplicate is recorded, its Markdown not written twice
+            try:
+                first, near, distance = self.table.register_content(
+                    int(fingerprint, 16), near_hash, task.url)
+            except Exception:  # the table failed: keep the page; settle() reports it
+                first = near = distance = None
+            if first is not None:
+                fields.update(markdown=None, duplicate_of=first)
+            elif near is not None:  # flagged, not dropped: its Markdown is kept
+                fields.update(near_duplicate_of=near, near_duplicate_distance=distance)
+        done = self._finish(task, PAGE, response, fields, edges, claims)
+        registered = (int(fingerprint, 16), near_hash) if markdown else None
+        return dataclasses.replace(done, duplicate=fields["duplicate_of"] is not None,
+                                   near_duplicate=fields.get("near_duplicate_of") is not None,
+                                   content=registered)
+
+    def crash(self, task: FetchTask, exc: BaseException) -> TaskDone:
+        """Record an unexpected exception as a failure of ``task``; best effort."""
+        if isinstance(exc, RecordWritten):  # the page is recorded; its links are lost
+            log.warning("visited table failed after %s was recorded: %r", task.url, exc.__cause__)
+            return dataclasses.replace(exc.done, table_failed=True)
+        reason = f"internal error: {type(exc).__name__}"
+        if task.kind in (KIND_ROBOTS, KIND_ROBOTS_REDIRECT, KIND_SITEMAP):  # no record, no table row
+            log.warning("%s task %s failed: %r", task.kind, task.url, exc)
+            return TaskDone(self.worker_id, task.url, SITEMAP if task.kind == KIND_SITEMAP else ROBOTS,
+                            None, reason)
+        try:
+            self.writer.write(self._record(task, None, error=f"{reason}: {exc}"), ())
+            if self.table.state(task.url) == "in_flight":
+                self.table.mark(task.url, "failed")
+        except Exception:  # the table itself may be what broke; the dispatcher notices
+            pass
+        return TaskDone(self.worker_id, task.url, FAILED, None, reason)
+
+
+def _unless_key(sent: str, key: str) -> str | None:
+    """The request URL to carry in a task: ``None`` when it is the key itself."""
+    return None if sent == key else sent
+
+
+def _thread_loop(processor: PageProcessor, tasks, results, warc: WarcWriter | None = None) -> None:
+    # with --warc every GET of this thread (pages, redirect hops, retries, robots.txt,
+    # sitemaps) goes to the process's WARC file, from the client itself
+    client = HttpClient.from_config(processor.config, warc.write_exchange if warc else None)
+    try:
+        while True:
+            task = tasks.get()
+            if task is STOP:
+                return
+            try:
+                done = processor.run(task, client)
+            except Exception as exc:  # a fetcher that raises never takes the crawl down
+                done = processor.crash(task, exc)
+            results.put(done)
+    finally:
+        client.close()
+
+
+class ResultSender:
+    """The write end of this fetcher's result pipe, shared by its threads (one send at a
+    time: a Connection is not thread-safe)."""
+
+    def __init__(self, connection) -> None:
+        self._connection = connection
+        self._lock = threading.Lock()
+
+    def put(self, message) -> None:
+        """Send one message to the dispatcher (blocks while the pipe is full). A closed
+        pipe means the dispatcher is gone: this process ends at once, as its lifeline
+        would a moment later (:mod:`crawler.engine.lifeline`), without a traceback per thread."""
+        with self._lock:
+            try:
+                self._connection.send(message)
+            except (BrokenPipeError, ConnectionResetError):
+                os._exit(PARENT_DIED_EXIT_CODE)
+
+
+def fetcher_main(worker_id: int, config, tasks, results, table, dispatcher_pid: int) -> None:
+    """Entry point of a fetcher process (module level, so every start method can run it).
+
+    Args:
+        worker_id: fetcher number, names its output files.
+        config: the frozen :class:`crawler.config.CrawlConfig`.
+        tasks: the bounded task queue (:class:`FetchTask` or :data:`STOP`).
+        results: write end of this fetcher's result pipe (:class:`TaskDone` messages).
+        table: proxy of the manager-hosted visited table.
+        dispatcher_pid: the dispatcher's pid: this process exits at once when it is
+            gone (:func:`crawler.engine.lifeline.watch_parent`).
+    """
+    child_signals()  # SIGINT and SIGTERM are the dispatcher's: ignored here
+    watch_parent(dispatcher_pid)  # a SIGKILLed dispatcher must not leave this running
+    writer = RecordWriter(config.out_dir, worker_id, config.shard_bytes, config.compress)
+    warc = WarcWriter.from_config(config, worker_id) if config.warc else None
+    sender = ResultSender(results)
+    processor = PageProcessor(worker_id, config, table, writer, sender.put)
+    threads = [threading.Thread(target=_thread_loop, args=(processor, tasks, sender, warc),
+                                name=f"fetcher-{worker_id}-{n}", daemon=True)
+               for n in range(config.threads)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    writer.close()
+    if warc is not None:
+        warc.close()

@@ -1,0 +1,113 @@
+"""The per-site report, ``sites.tsv``: one row per origin, counted from the output folder.
+
+Written at the end of every crawl (:func:`crawler.api.finish_outputs`) from what is on
+disk, so after a resume it covers every run: the page records of all shards (plain or
+compressed, :func:`crawler.output.shards.iter_records`), the skipped rows (those of
+``skipped.tsv``) and the robots.txt outcomes kept in the state store
+(:meth:`crawler.engine.statestore.StateStore.robots_statuses`). A header line, then one row per
+origin (``scheme://host[:port]``, :func:`crawler.web.robots.origin_of`: ``http`` and
+``https`` of one host are two rows), sorted by origin; tab-separated:
+
+* ``pages``, ``non_html``, ``redirects``, ``failed``: records by outcome
+  (:func:`crawler.engine.resume.outcome_of`, as ``summary.json`` counts them: a duplicate page
+  is a page);
+* ``skipped``: skipped rows (robots.txt, ``--max-pages``, a trap guard, a stop);
+* ``robots``: the last robots.txt outcome (:meth:`crawler.web.robots.RobotsRules.status_line`):
+  ``200``, ``404`` (all allowed), ``unreachable (http 503)``; ``ignored`` under
+  ``--ignore-robots`` (for every origin, whatever an earlier run found); ``-`` when it was
+  never asked (every URL of the origin skipped before);
+* ``bytes``: body bytes read, summed over the records;
+* ``first_fetch``, ``last_fetch``: the earliest and latest ``fetched_at`` of the records
+  (ISO 8601 UTC), ``-`` when there is none.
+
+Only origins with a record or a skipped row get a row. One pass over the records; memory
+grows with the number of origins, not of pages.
+"""
+
+from __future__ import annotations
+
+import collections
+import dataclasses
+import os
+from typing import Iterable
+
+from crawler.engine.resume import outcome_of
+from crawler.web.robots import IGNORED, origin_of
+from crawler.output.shards import iter_records
+from crawler.engine.statestore import FAILED
+
+#: The report's file name in the output folder.
+SITES_FILE = "sites.tsv"
+#: Its columns, the header line.
+COLUMNS = ("origin", "pages", "non_html", "redirects", "failed", "skipped", "robots", "bytes",
+           "first_fetch", "last_fetch")
+#: A value that is not known (robots.txt never asked, no record).
+UNKNOWN = "-"
+
+_OUTCOME_FIELD = {"page": "pages", "non_html": "non_html", "redirect": "redirects"}
+
+
+@dataclasses.dataclass
+class SiteCounts:
+    """The counts of one origin's row."""
+
+    pages: int = 0
+    non_html: int = 0
+    redirects: int = 0
+    failed: int = 0
+    skipped: int = 0
+    bytes: int = 0
+    first_fetch: str | None = None
+    last_fetch: str | None = None
+
+    def add_record(self, record: dict) -> None:
+        """Count one page record (its outcome, bytes and ``fetched_at``)."""
+        state, reason = outcome_of(record)
+        field = "failed" if state == FAILED else _OUTCOME_FIELD[reason]
+        setattr(self, field, getattr(self, field) + 1)
+        self.bytes += record.get("bytes") or 0
+        at = record.get("fetched_at")
+        if at:  # ISO 8601 UTC with milliseconds: string order is time order
+            self.first_fetch = at if self.first_fetch is None else min(self.first_fetch, at)
+            self.last_fetch = at if self.last_fetch is None else max(self.last_fetch, at)
+
+
+def site_counts(records: Iterable[dict], skipped_urls: Iterable[str]) -> dict[str, SiteCounts]:
+    """``{origin: SiteCounts}`` of the page ``records`` and the ``skipped_urls``. Pure."""
+    sites: collections.defaultdict[str, SiteCounts] = collections.defaultdict(SiteCounts)
+    for record in records:
+        sites[origin_of(record["url"])].add_record(record)
+    for url in skipped_urls:
+        sites[origin_of(url)].skipped += 1
+    return dict(sites)
+
+
+def site_rows(sites: dict[str, SiteCounts], robots: dict[str, str],
+              obey_robots: bool = True) -> list[tuple]:
+    """The report's rows, sorted by origin: :data:`COLUMNS` values, ``robots`` from
+    ``robots`` (``{origin: status}``), or ``ignored`` for all when not ``obey_robots``. Pure."""
+    rows = []
+    for origin in sorted(sites):
+        c = sites[origin]
+        status = robots.get(origin, UNKNOWN) if obey_robots else IGNORED
+        rows.append((origin, c.pages, c.non_html, c.redirects, c.failed, c.skipped, status,
+                     c.bytes, c.first_fetch or UNKNOWN, c.last_fetch or UNKNOWN))
+    return rows
+
+
+def write_sites(out_dir: str, skipped_urls: Iterable[str], robots: dict[str, str],
+                obey_robots: bool = True) -> int:
+    """Write ``out_dir/sites.tsv`` from the page records in ``out_dir`` and
+    ``skipped_urls`` (the URLs of ``skipped.tsv``); returns the number of rows.
+
+    Raises:
+        OSError: the file cannot be written; and what :func:`crawler.output.shards.iter_records`
+            raises for a shard that cannot be read.
+    """
+    rows = site_rows(site_counts(iter_records(out_dir), skipped_urls), robots, obey_robots)
+    path = os.path.join(out_dir, SITES_FILE)
+    with open(path, "w", encoding="utf-8", newline="\n") as f:
+        f.write("\t".join(COLUMNS) + "\n")
+        for row in rows:
+            f.write("\t".join(map(str, row)) + "\n")
+    return len(rows)

@@ -1,0 +1,3 @@
+"""Web protocols: URL normalization (RFC 3986, WHATWG URL), scope, robots.txt (RFC 9309),
+sitemaps, retry policy, decoding, map-mode probes, trap guards and HTTP fetching (RFC 9110).
+Imports nothing of the package but :mod:`crawler.errors` and :mod:`crawler.version`."""
