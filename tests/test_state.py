@@ -301,6 +301,26 @@ def test_popped_rows_are_in_flight_for_every_later_reader(store, path):
         assert again.state_of(last) == IN_FLIGHT
 
 
+def test_a_failed_write_of_popped_rows_is_tried_again(store, monkeypatch):
+    frontier = DiskFrontier(store)
+    frontier.push(page("a"))
+    frontier.push(page("b"))
+    store.commit()
+    frontier.pop()
+    begin, failures = store._begin, []
+
+    def fails_once(conn):
+        if not failures:
+            failures.append(1)
+            raise sqlite3.OperationalError("disk I/O error")
+        return begin(conn)
+
+    monkeypatch.setattr(store, "_begin", fails_once)
+    with pytest.raises(StateError, match="disk I/O error"):
+        store.counts()
+    assert store.counts() == zero(frontier=1, in_flight=1)  # the pop is written by the next access
+
+
 def test_set_states_refuses_a_url_waiting_in_the_frontier(store):
     frontier = DiskFrontier(store)
     frontier.push(page("a"))

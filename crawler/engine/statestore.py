@@ -364,8 +364,8 @@ class StateStore:
 
     def _flush_takes(self, conn: sqlite3.Connection) -> None:
         """Write the rows popped since the last access as IN_FLIGHT (see :meth:`_take_row`)."""
-        takes, self._takes = self._takes, []
-        self._begin(conn).executemany("UPDATE urls SET state = 'in_flight', loaded = 0 WHERE seq = ?", takes)
+        self._begin(conn).executemany("UPDATE urls SET state = 'in_flight', loaded = 0 WHERE seq = ?", self._takes)
+        self._takes = []  # only once written: a failed write is tried again by the next access
 
     def __getstate__(self) -> dict:
         if self._closed:
