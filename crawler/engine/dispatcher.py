@@ -54,6 +54,7 @@ send back only the links they won, which the dispatcher pushes on the frontier.
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import itertools
 import logging
@@ -164,6 +165,7 @@ class Dispatcher:
         self._next_commit = 0.0
         #: (url, state, reason) of the results handled this loop turn, written by _commit
         self._settled: list[tuple[str, str, str | None]] = []
+        self._received: collections.deque = collections.deque()  # read, not yet handled
         self._next_liveness_check = 0.0
         self._next_memory_check = 0.0
         self._memory_slowed = False
@@ -247,10 +249,13 @@ class Dispatcher:
             if not self.pool.outstanding() and not self._waiting():
                 return
             messages, dead = self.pool.receive(self._timeout(now))
-            for message in messages:
-                self._handle(message)
+            self._received.extend(messages)
+            while self._received:  # what an error here leaves, _abandon still takes in
+                self._handle(self._received[0])
+                self._received.popleft()
             for worker_id in dead:
-                self._fetcher_died(worker_id)
+                if worker_id in self.pool.processes:  # not already replaced by _check_children
+                    self._fetcher_died(worker_id)
             now = time.monotonic()
             if messages:
                 self.last_progress_at = now
@@ -622,6 +627,10 @@ class Dispatcher:
         """After an abort: take in the results already sent, then list the frontier and
         the URLs still in flight as skipped (the in-flight ones stay in flight in the
         table: their fetch may have happened)."""
+        if self._received:  # read before the error: the one that raised is not tried again
+            self._received.popleft()
+        while self._received:
+            self._handle(self._received.popleft(), check=False)
         while self.in_flight and self.pool.result_pipes:
             messages, _dead = self.pool.receive(ABANDON_WAIT_S)  # a dead one is not replaced
             if not messages:
