@@ -30,7 +30,7 @@ import time
 
 from crawler.config import CrawlConfig
 from crawler.engine.dispatcher import Dispatcher
-from crawler.errors import CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
+from crawler.errors import Aborted, CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
 from crawler.output.graph import LinkGraph, write_tree
 from crawler.engine.messages import FAILED, NON_HTML, PAGE, REDIRECT
 from crawler.web.robots import origin_of
@@ -60,10 +60,6 @@ def prepare_output(out_dir: str) -> None:
         os.remove(probe)
     except OSError as exc:
         raise OutputError(f"cannot write to output folder {out_dir!r}: {exc.strerror or exc}") from None
-
-
-class Aborted(CrawlerError):
-    """A cold stop (second Ctrl-C or SIGTERM): raised to the caller as KeyboardInterrupt."""
 
 
 def crawl(config: CrawlConfig, signals: StopOnSignal | None = None) -> dict:

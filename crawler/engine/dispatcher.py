@@ -88,7 +88,7 @@ log = logging.getLogger("crawler")
 #: children are alive.
 LIVENESS_CHECK_S = 1.0
 #: Suffix of the skip reason of URLs that were in flight when the crawl aborted.
-IN_FLIGHT = " (in flight)"
+IN_FLIGHT_SUFFIX = " (in flight)"
 #: More fetcher deaths than this in one crawl stop it (something kills every fetcher).
 MAX_DEATHS = 20
 #: Seconds between commits of the state store (a crash loses at most this much
@@ -628,7 +628,7 @@ class Dispatcher:
                 break
             for message in messages:
                 self._handle(message, check=False)
-        self.abandoned = {url: (task, reason + IN_FLIGHT) for url, task in self.in_flight.items()}
+        self.abandoned = {url: (task, reason + IN_FLIGHT_SUFFIX) for url, task in self.in_flight.items()}
         if self.store is None:
             self.unfinished.extend(self.abandoned.values())
         self.in_flight.clear()

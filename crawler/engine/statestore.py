@@ -86,10 +86,11 @@ import os
 import sqlite3
 from typing import Iterable, Iterator
 
-from crawler.errors import CrawlerError
+from crawler.errors import StateError
 from crawler.engine.frontier import drain_in_order
 from crawler.engine.messages import KIND_PAGE, FetchTask
 from crawler.web.robots import origin_of
+from crawler.vocabulary import UrlState
 
 __all__ = ["DEFAULT_WINDOW", "FAILED", "FRONTIER", "IN_FLIGHT", "SKIPPED", "STATES", "STATE_FILE",
            "VISITED", "DiskFrontier", "StateError", "StateStore"]
@@ -98,7 +99,8 @@ __all__ = ["DEFAULT_WINDOW", "FAILED", "FRONTIER", "IN_FLIGHT", "SKIPPED", "STAT
 STATE_FILE = "state.sqlite"
 
 #: URL states (the ``state`` column).
-FRONTIER, IN_FLIGHT, VISITED, FAILED, SKIPPED = "frontier", "in_flight", "visited", "failed", "skipped"
+FRONTIER, IN_FLIGHT, VISITED, FAILED, SKIPPED = (UrlState.FRONTIER, UrlState.IN_FLIGHT, UrlState.VISITED,
+                                                 UrlState.FAILED, UrlState.SKIPPED)
 STATES = (FRONTIER, IN_FLIGHT, VISITED, FAILED, SKIPPED)
 
 #: ``kind`` of a ``contents`` row: the first page with its Markdown, an exact duplicate
@@ -141,7 +143,7 @@ CREATE TABLE urls (
     seq INTEGER PRIMARY KEY,       -- order of (re-)entry: FIFO within a depth
     url TEXT NOT NULL UNIQUE,      -- the key: FetchTask.url
     origin TEXT NOT NULL,
-    state TEXT NOT NULL CHECK (state IN {STATES!r}),
+    state TEXT NOT NULL CHECK (state IN {tuple(map(str, STATES))!r}),
     depth INTEGER NOT NULL,
     parent TEXT,
     redirect_chain TEXT NOT NULL DEFAULT '[]',
@@ -189,11 +191,7 @@ _EMPTY_CHAIN = "[]"
 _INHERITED: list[sqlite3.Connection] = []
 
 
-class StateError(CrawlerError):
-    """The state file cannot be used: not a state store, corrupt, a newer schema,
-    unreadable or unwritable (disk full, locked by another writer). The message is one
-    line naming the file. After a StateError during a crawl, treat the crawl as crashed:
-    resume from the last commit."""
+
 
 
 _MASK64 = 2 ** 64 - 1
@@ -238,7 +236,7 @@ def _task(url: str, depth: int, parent: str | None, chain: str, request_url: str
 
 def _page_task(task: FetchTask) -> FetchTask:
     if task.kind != KIND_PAGE:
-        raise ValueError(f"only page tasks are stored, not {task.kind!r} ({task.url})")
+        raise ValueError(f"only page tasks are stored, not '{task.kind}' ({task.url})")
     return task
 
 

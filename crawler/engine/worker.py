@@ -29,6 +29,7 @@ import time
 
 import xxhash
 
+from crawler.errors import RecordWritten
 from crawler.content.main import main_content
 from crawler.web.decode import decode_html, is_html_response
 from crawler.content.links import effective_base, extract, link_targets
@@ -75,15 +76,6 @@ def page_markdown(text: str, base: str, keep_boilerplate: bool = False) -> tuple
         if selected is not None:
             return to_markdown(selected, base), "main"
     return to_markdown(text, base), "page"
-
-
-class RecordWritten(Exception):
-    """The visited table failed after the task's record was written; ``done`` is the
-    task's result without the links it would have claimed."""
-
-    def __init__(self, done: TaskDone) -> None:
-        super().__init__(done.url)
-        self.done = done
 
 
 class PageProcessor:

@@ -22,7 +22,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from crawler import __version__
-from crawler.errors import CrawlerError
+from crawler.errors import FetchError
 
 log = logging.getLogger("crawler")
 
@@ -149,19 +149,6 @@ class _WatchedAdapter(HTTPAdapter):
         if request.url.endswith("?") and not target.endswith("?"):
             target += "?"
         return target
-
-
-class FetchError(CrawlerError):
-    """A fetch that produced no usable response.
-
-    Attributes:
-        reason: short machine-friendly reason: "timeout", "connection", "ssl",
-            "invalid url", "incomplete body", "decoding", "http error".
-    """
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(f"{reason}: {detail}" if detail else reason)
-        self.reason = reason
 
 
 @dataclasses.dataclass(slots=True)
