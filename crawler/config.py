@@ -204,7 +204,7 @@ class CrawlConfig:
         """The bound of the task queue actually used."""
         return self.queue_size if self.queue_size is not None else 2 * self.workers * self.threads
 
-    def validated(self) -> "CrawlConfig":
+    def validated(self) -> CrawlConfig:
         """Return ``self`` after checking every field.
 
         Raises:

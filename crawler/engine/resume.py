@@ -31,14 +31,30 @@ import glob
 import json
 import os
 
+from crawler.content.neardup import simhash
+from crawler.engine.messages import FetchTask
+from crawler.engine.statestore import (
+    BATCH_ROWS,
+    FAILED,
+    FRONTIER,
+    IN_FLIGHT,
+    SKIPPED,
+    STATE_FILE,
+    VISITED,
+    StateStore,
+    content_kind,
+)
 from crawler.errors import ConfigError
 from crawler.output.mirror import SITE_DIR, remove_mirror
-from crawler.engine.messages import FetchTask
-from crawler.content.neardup import simhash
-from crawler.output.shards import (MANIFEST_FILE, TEMP_SUFFIX, cut_partial_line, iter_lines, iter_records,
-                                   outcome_of, settle)
-from crawler.engine.statestore import BATCH_ROWS, content_kind
-from crawler.engine.statestore import FAILED, FRONTIER, IN_FLIGHT, SKIPPED, STATE_FILE, VISITED, StateStore
+from crawler.output.shards import (
+    MANIFEST_FILE,
+    TEMP_SUFFIX,
+    cut_partial_line,
+    iter_lines,
+    iter_records,
+    outcome_of,
+    settle,
+)
 from crawler.output.warc import OPEN_SUFFIX, WARC_GLOB, seal_open_files
 
 #: Settings a resumed crawl must share with the stored one.

@@ -84,13 +84,13 @@ import heapq
 import json
 import os
 import sqlite3
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
-from crawler.errors import StateError
 from crawler.engine.frontier import drain_in_order
 from crawler.engine.messages import KIND_PAGE, FetchTask
-from crawler.web.robots import origin_of
+from crawler.errors import StateError
 from crawler.vocabulary import UrlState
+from crawler.web.robots import origin_of
 
 __all__ = ["DEFAULT_WINDOW", "FAILED", "FRONTIER", "IN_FLIGHT", "SKIPPED", "STATES", "STATE_FILE",
            "VISITED", "DiskFrontier", "StateError", "StateStore"]
@@ -303,7 +303,7 @@ class StateStore:
         conn.executescript(_CONTENTS_SCHEMA + _ROBOTS_SCHEMA)
 
     @classmethod
-    def open(cls, out_dir: str) -> "StateStore":
+    def open(cls, out_dir: str) -> StateStore:
         """The store of the output folder ``out_dir`` (``out_dir/state.sqlite``), created
         if missing. ``out_dir`` must exist. Raises StateError as the constructor."""
         return cls(os.path.join(out_dir, STATE_FILE))
@@ -377,7 +377,7 @@ class StateStore:
         self._seq = 0
         self._closed = False
 
-    def __enter__(self) -> "StateStore":
+    def __enter__(self) -> StateStore:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -769,7 +769,7 @@ class StateStore:
 
     # -- for DiskFrontier ------------------------------------------------------------
     @_translated
-    def _attach(self, frontier: "DiskFrontier") -> dict[str, dict[int, int]]:
+    def _attach(self, frontier: DiskFrontier) -> dict[str, dict[int, int]]:
         """Make ``frontier`` the owner of the FRONTIER rows; returns origin -> {depth:
         count} of the waiting rows, origins in the order of their first seq."""
         self._connection()

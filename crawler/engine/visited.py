@@ -25,11 +25,11 @@ import os
 import threading
 from multiprocessing.managers import BaseManager, BaseProxy
 
-from crawler.engine.lifeline import watch_parent
 from crawler.content.neardup import NearDuplicateIndex
+from crawler.engine.lifeline import watch_parent
 from crawler.engine.signals import child_signals
-from crawler.web.urlnorm import fingerprint
 from crawler.vocabulary import UrlState
+from crawler.web.urlnorm import fingerprint
 
 IN_FLIGHT, VISITED, FAILED, SKIPPED = 1, 2, 3, 4
 #: State names as reported by :meth:`VisitedTable.state` and :meth:`VisitedTable.counts`.

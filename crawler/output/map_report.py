@@ -45,9 +45,9 @@ import logging
 import os
 import urllib.parse
 
-from crawler.web.scope import Scope, host_of, site_of
 from crawler.output.shards import iter_records, outcome_of
 from crawler.vocabulary import UrlState
+from crawler.web.scope import Scope, host_of, site_of
 
 log = logging.getLogger("crawler")
 

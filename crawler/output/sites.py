@@ -29,11 +29,11 @@ from __future__ import annotations
 import collections
 import dataclasses
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
-from crawler.web.robots import IGNORED, origin_of
 from crawler.output.shards import iter_records, outcome_of
 from crawler.vocabulary import UrlState
+from crawler.web.robots import IGNORED, origin_of
 
 #: The report's file name in the output folder.
 SITES_FILE = "sites.tsv"

@@ -83,7 +83,7 @@ class _WatchedConnectionMixin:
     def request(self, *args, **kwargs):
         exchange = getattr(_ACTIVE, "exchange", None)
         if exchange is not None:
-            exchange.sent_at = datetime.datetime.now(datetime.timezone.utc)
+            exchange.sent_at = datetime.datetime.now(datetime.UTC)
             self._sent = []
         try:
             result = super().request(*args, **kwargs)
@@ -289,7 +289,7 @@ class HttpClient:
         self.on_exchange = on_exchange
 
     @classmethod
-    def from_config(cls, config, on_exchange=None) -> "HttpClient":
+    def from_config(cls, config, on_exchange=None) -> HttpClient:
         """Build a client from a :class:`crawler.config.CrawlConfig` (``on_exchange``: see
         the class)."""
         return cls(config.user_agent, config.connect_timeout_s, config.read_timeout_s,
@@ -323,7 +323,7 @@ class HttpClient:
         self._record(exchange)
         return response
 
-    def _record(self, exchange: "Exchange") -> None:
+    def _record(self, exchange: Exchange) -> None:
         """Hand ``exchange`` to ``on_exchange``; a failure there (a header warcio cannot
         write, a full disk) loses that WARC record, never the fetch."""
         try:
