@@ -13,7 +13,7 @@ ARGS   ?=
 # URL, SEEDS (a seed file, one URL a line: --seeds), or both (URL first)
 SEED_ARGS = $(if $(URL),"$(URL)") $(if $(SEEDS),--seeds "$(SEEDS)")
 
-.PHONY: crawl map test bench venv clean
+.PHONY: crawl map test lint bench venv clean
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ map: $(STAMP)
 
 test: $(STAMP)
 	$(PY) -m pytest
+
+# ruff (config in pyproject.toml) over the code, tests and benchmarks; mypy (setup.cfg) on the package.
+lint: $(STAMP)
+	$(PY) -m ruff check crawler tests bench
+	$(PY) -m mypy crawler
 
 # Benchmarks (nginx from Debian: apt-get install nginx-light). BENCH_QUICK=1: each part once.
 # Figures go to stdout and bench/results/*.json (memory also as a PNG).

@@ -37,8 +37,8 @@ import time
 import lxml.html
 
 from crawler.content.main import main_content
-from crawler.web.decode import decode_html
 from crawler.content.markdown import to_markdown
+from crawler.web.decode import decode_html
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from page_work import best_ms_per_page  # noqa: E402

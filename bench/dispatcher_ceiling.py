@@ -83,9 +83,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
 import crawler.engine.pool  # noqa: E402
-from crawler.engine import resume  # noqa: E402
 from crawler.api import finish_outputs  # noqa: E402
 from crawler.config import CrawlConfig  # noqa: E402
+from crawler.engine import resume  # noqa: E402
 from crawler.engine.dispatcher import Dispatcher  # noqa: E402
 from crawler.engine.lifeline import watch_parent  # noqa: E402
 from crawler.engine.messages import KIND_ROBOTS, PAGE, ROBOTS, STOP, Exchanged, FetchTask, TaskDone  # noqa: E402
@@ -316,6 +316,7 @@ def parts(count: int = 20_000) -> dict:
     messages against the same fields as a plain tuple), ``origin_of``, a task queue put
     (the feeder thread included), and the state store's per-task writes at 1,000 origins."""
     import pickle
+
     from crawler.web.robots import origin_of
     urls = [f"{origin(i % 1000)}/docs/section-{i % 97}/page-{i}.html" for i in range(4 * count)]
     task = FetchTask(urls[0], 3, urls[1])

@@ -73,9 +73,9 @@ from nginx import Nginx, nginx_binary  # noqa: E402
 
 import crawler.engine.visited  # noqa: E402
 from crawler.engine.frontier import MemoryFrontier  # noqa: E402
-from crawler.output.graph import LinkGraph, write_tree  # noqa: E402
 from crawler.engine.messages import FetchTask  # noqa: E402
 from crawler.engine.visited import VisitedTable  # noqa: E402
+from crawler.output.graph import LinkGraph, write_tree  # noqa: E402
 
 MIB = 2 ** 20
 #: The crawler's progress line (crawler/engine/dispatcher.py, Dispatcher._progress).

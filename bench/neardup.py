@@ -30,8 +30,8 @@ import time
 import tracemalloc
 
 from crawler.content import neardup
-from crawler.web.decode import decode_html
 from crawler.content.markdown import to_markdown
+from crawler.web.decode import decode_html
 
 K = neardup.DEFAULT_MAX_DISTANCE
 BASE = "http://127.0.0.1:8000/"

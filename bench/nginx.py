@@ -60,7 +60,7 @@ class Nginx:
     def url(self, path: str = "/") -> str:
         return f"http://127.0.0.1:{self.port}{path}"
 
-    def __enter__(self) -> "Nginx":
+    def __enter__(self) -> Nginx:
         conf = os.path.join(self.tmp, "nginx.conf")
         with open(conf, "w") as f:
             f.write(CONF.format(tmp=self.tmp, port=self.port, root=self.root))

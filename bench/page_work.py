@@ -22,11 +22,11 @@ import os
 import sys
 import time
 
-from crawler.web.decode import decode_html
 from crawler.content.links import LINK_ATTRIBUTES, effective_base, extract, link_targets
 from crawler.content.markdown import to_markdown
 from crawler.content.neardup import simhash
 from crawler.engine.worker import page_markdown
+from crawler.web.decode import decode_html
 
 TAGS = tuple(LINK_ATTRIBUTES)
 

@@ -87,8 +87,8 @@ are kept with ``--keep DIR``.
 from __future__ import annotations
 
 import argparse
-import cProfile
 import collections
+import cProfile
 import datetime
 import json
 import marshal
@@ -112,18 +112,18 @@ from nginx import Nginx, nginx_binary  # noqa: E402
 from page_work import best_ms_per_page  # noqa: E402
 
 import crawler.engine.dispatcher  # noqa: E402
+import crawler.engine.visited  # noqa: E402
+import crawler.engine.worker  # noqa: E402
+import crawler.output.writers  # noqa: E402
 import crawler.web.fetch  # noqa: E402
 import crawler.web.scope  # noqa: E402
-import crawler.output.writers  # noqa: E402
-import crawler.engine.worker  # noqa: E402
-import crawler.engine.visited  # noqa: E402
 from crawler.api import crawl  # noqa: E402
 from crawler.config import CrawlConfig  # noqa: E402
-from crawler.web.decode import decode_html  # noqa: E402
 from crawler.content.links import effective_base, extract, link_targets  # noqa: E402
-from crawler.web.fetch import HttpClient  # noqa: E402
 from crawler.content.markdown import to_markdown  # noqa: E402
 from crawler.output.shards import iter_records  # noqa: E402
+from crawler.web.decode import decode_html  # noqa: E402
+from crawler.web.fetch import HttpClient  # noqa: E402
 
 QUICK = bool(os.environ.get("BENCH_QUICK"))
 ROLES = ("dispatcher", "manager", "fetcher")
@@ -1101,7 +1101,7 @@ def main() -> int:
               + ", ".join(f"{k} {v:.2f}" for k, v in par["steps_ms_per_page"].items())
               + f"; total {par['total_ms_per_page']:.2f} ms/page", flush=True)
 
-    results: dict = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+    results: dict = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
                      "code": version,
                      "noisy": "shared 2-core machine with other CPU-heavy work running",
                      "python": platform.python_version(), "cores": cores, "root": args.root,

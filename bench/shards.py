@@ -30,11 +30,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 
-from crawler.web.decode import decode_html  # noqa: E402
 from crawler.content.links import extract  # noqa: E402
 from crawler.content.markdown import to_markdown  # noqa: E402
 from crawler.output.shards import finish_shards, iter_records, write_manifest  # noqa: E402
 from crawler.output.writers import ShardWriter  # noqa: E402
+from crawler.web.decode import decode_html  # noqa: E402
 
 
 def build_lines(root: str, copies: int) -> list[str]:

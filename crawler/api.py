@@ -29,19 +29,20 @@ import shutil
 import time
 
 from crawler.config import CrawlConfig
-from crawler.engine.dispatcher import Dispatcher
-from crawler.errors import CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
-from crawler.output.graph import LinkGraph, write_tree
-from crawler.engine.messages import FAILED, NON_HTML, PAGE, REDIRECT
-from crawler.web.robots import origin_of
-from crawler.engine.scheduler import SITE_LIMIT
-from crawler.output.shards import finish_shards, write_manifest
-from crawler.engine.signals import StopOnSignal, signals_deferred
-from crawler.engine.visited import start_manager
 from crawler.engine import resume
+from crawler.engine.dispatcher import Dispatcher
+from crawler.engine.messages import FAILED, NON_HTML, PAGE, REDIRECT
+from crawler.engine.scheduler import SITE_LIMIT
+from crawler.engine.signals import StopOnSignal, signals_deferred
+from crawler.engine.statestore import CONTENT_DUPLICATE, CONTENT_NEAR, DiskFrontier, StateStore
+from crawler.engine.statestore import FAILED as FAILED_STATE
+from crawler.engine.statestore import VISITED as VISITED_STATE
+from crawler.engine.visited import start_manager
+from crawler.errors import Aborted, CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
 from crawler.output import map_report, mirror, sites, warc
-from crawler.engine.statestore import CONTENT_DUPLICATE, CONTENT_NEAR
-from crawler.engine.statestore import FAILED as FAILED_STATE, VISITED as VISITED_STATE, DiskFrontier, StateStore
+from crawler.output.graph import LinkGraph, write_tree
+from crawler.output.shards import finish_shards, write_manifest
+from crawler.web.robots import origin_of
 
 log = logging.getLogger("crawler")
 
@@ -60,10 +61,6 @@ def prepare_output(out_dir: str) -> None:
         os.remove(probe)
     except OSError as exc:
         raise OutputError(f"cannot write to output folder {out_dir!r}: {exc.strerror or exc}") from None
-
-
-class Aborted(CrawlerError):
-    """A cold stop (second Ctrl-C or SIGTERM): raised to the caller as KeyboardInterrupt."""
 
 
 def crawl(config: CrawlConfig, signals: StopOnSignal | None = None) -> dict:

@@ -18,12 +18,20 @@ import os
 import sys
 
 from crawler import __version__
-from crawler.config import DEFAULT_SHARDS, DEFAULT_THREADS, MODES, CrawlConfig, default_workers
-from crawler.config import DEFAULT_MAX_PATH_REPEATS, DEFAULT_MAX_PATH_SEGMENTS, DEFAULT_SHARD_BYTES
+from crawler.config import (
+    DEFAULT_MAX_PATH_REPEATS,
+    DEFAULT_MAX_PATH_SEGMENTS,
+    DEFAULT_SHARD_BYTES,
+    DEFAULT_SHARDS,
+    DEFAULT_THREADS,
+    MODES,
+    CrawlConfig,
+    default_workers,
+)
+from crawler.engine.signals import StopOnSignal
 from crawler.errors import ConfigError, CrawlerError
 from crawler.output.shards import COMPRESSIONS
 from crawler.seeds import combine, read_seed_file, seed_url
-from crawler.engine.signals import StopOnSignal
 
 EXIT_OK, EXIT_ERROR = 0, 2
 
@@ -88,12 +96,14 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
                    help="fetch at most N URLs of each site (origin), exactly, over every run of "
                         "the crawl (default: no limit)")
     p.add_argument("--allow-domain", action="append", default=[], metavar="HOST",
-                   help="also crawl this host, on any port; '.example.org' admits its subdomains (repeatable; default: only the seeds' sites)")
+                   help="also crawl this host, on any port; '.example.org' admits its subdomains "
+                        "(repeatable; default: only the seeds' sites)")
     p.add_argument("--include", action="append", default=[], metavar="REGEX",
                    help="crawl only URLs matching one of these regexes (repeatable; default: all)")
     p.add_argument("--exclude", action="append", default=[], metavar="REGEX",
                    help="never crawl URLs matching this regex (repeatable; default: none)")
-    p.add_argument("--connect-timeout", type=_positive_float, default=10.0, help="seconds to connect (default: %(default)s)")
+    p.add_argument("--connect-timeout", type=_positive_float, default=10.0,
+                   help="seconds to connect (default: %(default)s)")
     p.add_argument("--read-timeout", type=_positive_float, default=30.0,
                    help="seconds without a byte before a fetch fails (default: %(default)s)")
     p.add_argument("--total-timeout", type=_positive_float, default=120.0,
@@ -102,7 +112,8 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
                    help="bodies are cut at this many bytes, recorded as truncated (default: %(default)s)")
     p.add_argument("--max-redirects", type=_positive_int, default=10,
                    help="longest redirect chain followed (default: %(default)s)")
-    p.add_argument("--user-agent", default="", help="User-Agent header (default: crawler/VERSION (corpus crawler; python-requests))")
+    p.add_argument("--user-agent", default="",
+                   help="User-Agent header (default: crawler/VERSION (corpus crawler; python-requests))")
     p.add_argument("--shards", type=_positive_int, default=DEFAULT_SHARDS,
                    help="visited-table shards, a power of two (default: %(default)s)")
     p.add_argument("--start-method", choices=("fork", "spawn", "forkserver"), default=None,

@@ -13,7 +13,7 @@ import os
 import re
 
 from crawler.errors import ConfigError
-from crawler.output.shards import COMPRESSIONS, zstd_available
+from crawler.output.shards import COMPRESSIONS, DEFAULT_SHARD_BYTES, zstd_available
 from crawler.web.scope import domain_key
 from crawler.web.urlnorm import key_of
 
@@ -43,12 +43,6 @@ DEFAULT_MAX_PATH_REPEATS = 2
 DEFAULT_MAX_PATH_SEGMENTS = 20
 #: What a run does: ``crawl`` writes pages; ``map`` only walks the links and counts.
 MODES = ("crawl", "map")
-#: Default most uncompressed bytes of one page-record shard (``pages-NN-SSSSS.jsonl``).
-#: Measured with bench/shards.py on python3.11-doc records (38 KB each): about 3,500
-#: records a shard, compressed in 0.6 s (zstd, 227 MiB/s) or 5.7 s (gzip, 22 MiB/s) on 2
-#: busy cores: under the 10 s a stopping fetcher is given (pool.JOIN_TIMEOUT_S),
-#: where 256 MiB of gzip (11.5 s) is not; 100,000 such pages make about 30 shards.
-DEFAULT_SHARD_BYTES = 128 * 2 ** 20
 MAX_SHARD_BYTES = 2 ** 40
 
 
@@ -199,12 +193,18 @@ class CrawlConfig:
         """The seeds' visited-table keys (:func:`crawler.web.urlnorm.key_of`)."""
         return tuple(key_of(seed) for seed in self.seeds)
 
+    def resume_settings(self) -> dict:
+        """The settings a resume must not change, JSON-able: the seeds' keys, the allowed
+        domains, the include and exclude patterns (``state.sqlite`` keeps them)."""
+        return {"seeds": list(self.seed_keys), "allow_domains": list(self.allow_domains),
+                "include": list(self.include), "exclude": list(self.exclude)}
+
     @property
     def task_queue_size(self) -> int:
         """The bound of the task queue actually used."""
         return self.queue_size if self.queue_size is not None else 2 * self.workers * self.threads
 
-    def validated(self) -> "CrawlConfig":
+    def validated(self) -> CrawlConfig:
         """Return ``self`` after checking every field.
 
         Raises:

@@ -28,3 +28,36 @@ class FetcherDied(CrawlerError):
 
 class ManagerDied(CrawlerError):
     """The process hosting the visited table went away during the crawl."""
+
+
+class FetchError(CrawlerError):
+    """A fetch that produced no usable response.
+
+    Attributes:
+        reason: short machine-friendly reason: "timeout", "connection", "ssl",
+            "invalid url", "incomplete body", "decoding", "http error".
+    """
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+
+
+class StateError(CrawlerError):
+    """The state file cannot be used: not a state store, corrupt, a newer schema,
+    unreadable or unwritable (disk full, locked by another writer). The message is one
+    line naming the file. After a StateError during a crawl, treat the crawl as crashed:
+    resume from the last commit."""
+
+
+class Aborted(CrawlerError):
+    """A cold stop (second Ctrl-C or SIGTERM): raised to the caller as KeyboardInterrupt."""
+
+
+class RecordWritten(Exception):
+    """The visited table failed after the task's record was written; ``done`` is the
+    task's result without the links it would have claimed."""
+
+    def __init__(self, done) -> None:  # a crawler.engine.messages.TaskDone
+        super().__init__(done.url)
+        self.done = done

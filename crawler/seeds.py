@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import BinaryIO, Iterable, Iterator
+from collections.abc import Iterable, Iterator
+from typing import BinaryIO
 
 from crawler.errors import ConfigError
 from crawler.web.urlnorm import request_url

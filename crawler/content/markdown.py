@@ -36,7 +36,6 @@ lxml (1.9 ms/page).
 from __future__ import annotations
 
 import re
-from typing import Dict, Optional
 
 import html2text
 
@@ -48,7 +47,7 @@ _C0_OR_SPACE = "".join(chr(i) for i in range(0x21))
 _TAB_NL = re.compile(r"[\t\n\r]")
 
 
-def _colspan(attrs: Dict[str, Optional[str]]) -> int:
+def _colspan(attrs: dict[str, str | None]) -> int:
     """The ``colspan`` of a cell, parsed as the HTML standard does (non-negative
     integer, 0 or unparsable -> 1, clamped to 1000)."""
     m = re.match(r"\s*\+?(\d+)", attrs.get("colspan") or "")
@@ -111,7 +110,7 @@ class CorpusHTML2Text(html2text.HTML2Text):
         else:
             del self.o, self.p, self.pbr, self.handle_data
 
-    def handle_tag(self, tag: str, attrs: Dict[str, Optional[str]], start: bool) -> None:
+    def handle_tag(self, tag: str, attrs: dict[str, str | None], start: bool) -> None:
         if self.ignore_tables or self.bypass_tables:
             self._set_in_cell(False)
             super().handle_tag(tag, attrs, start)
@@ -167,7 +166,7 @@ class CorpusHTML2Text(html2text.HTML2Text):
         self.td_count += self._span_pending
         self._span_pending = 0
 
-    def _end_row(self, attrs: Dict[str, Optional[str]]) -> None:
+    def _end_row(self, attrs: dict[str, str | None]) -> None:
         """``</tr>``: write the row's trailing pipe and, after the first row that has
         cells, the delimiter row with outer pipes (``| --- | --- |``) instead of
         html2text's ``---|---``, so a one-column table cannot be read as a setext

@@ -63,25 +63,42 @@ import time
 from collections.abc import Iterator
 
 from crawler.engine.discovery import Discovery
-from crawler.errors import CrawlerError, FetcherDied, ManagerDied
-from crawler.web.fetch import DEFAULT_USER_AGENT
 from crawler.engine.frontier import MemoryFrontier
 from crawler.engine.messages import (
-    DEFERRED, FAILED, KIND_FAIL, KIND_PAGE, KIND_ROBOTS, KIND_ROBOTS_REDIRECT, KIND_SITEMAP, MAX_CRASHES, PAGE,
+    DEFERRED,
+    FAILED,
+    KIND_FAIL,
+    KIND_PAGE,
+    KIND_ROBOTS,
+    KIND_ROBOTS_REDIRECT,
+    KIND_SITEMAP,
+    MAX_CRASHES,
+    PAGE,
     REDIRECT,
-    RETRY, ROBOTS, SITEMAP, Exchanged, FetchTask, TaskDone)
+    RETRY,
+    ROBOTS,
+    SITEMAP,
+    Exchanged,
+    FetchTask,
+    TaskDone,
+)
 from crawler.engine.politeness import Politeness
 from crawler.engine.pool import FetcherPool
 from crawler.engine.progress import Progress, ProgressStats
-from crawler.web.retry import RetryQueue, backoff_s
-from crawler.web.robots import ROBOTS_MAX_REDIRECTS, origin_of
 from crawler.engine.scheduler import SITE_LIMIT, Scheduler
-from crawler.engine.statestore import FAILED as FAILED_STATE, FRONTIER as FRONTIER_STATE, IN_FLIGHT as IN_FLIGHT_STATE
-from crawler.engine.statestore import SKIPPED as SKIPPED_STATE, VISITED as VISITED_STATE
+from crawler.engine.statestore import FAILED as FAILED_STATE
+from crawler.engine.statestore import FRONTIER as FRONTIER_STATE
+from crawler.engine.statestore import IN_FLIGHT as IN_FLIGHT_STATE
+from crawler.engine.statestore import SKIPPED as SKIPPED_STATE
+from crawler.engine.statestore import VISITED as VISITED_STATE
 from crawler.engine.statestore import content_kind
 from crawler.engine.stats import CrawlCounters, ProcessTreeMonitor
-from crawler.web.traps import trap_reason
 from crawler.engine.watchdog import Watchdog
+from crawler.errors import CrawlerError, FetcherDied, ManagerDied
+from crawler.web.fetch import DEFAULT_USER_AGENT
+from crawler.web.retry import RetryQueue, backoff_s
+from crawler.web.robots import ROBOTS_MAX_REDIRECTS, origin_of
+from crawler.web.traps import trap_reason
 
 log = logging.getLogger("crawler")
 
@@ -89,7 +106,7 @@ log = logging.getLogger("crawler")
 #: children are alive.
 LIVENESS_CHECK_S = 1.0
 #: Suffix of the skip reason of URLs that were in flight when the crawl aborted.
-IN_FLIGHT = " (in flight)"
+IN_FLIGHT_SUFFIX = " (in flight)"
 #: More fetcher deaths than this in one crawl stop it (something kills every fetcher).
 MAX_DEATHS = 20
 #: Seconds between commits of the state store (a crash loses at most this much
@@ -637,7 +654,7 @@ class Dispatcher:
                 break
             for message in messages:
                 self._handle(message, check=False)
-        self.abandoned = {url: (task, reason + IN_FLIGHT) for url, task in self.in_flight.items()}
+        self.abandoned = {url: (task, reason + IN_FLIGHT_SUFFIX) for url, task in self.in_flight.items()}
         if self.store is None:
             self.unfinished.extend(self.abandoned.values())
         self.in_flight.clear()

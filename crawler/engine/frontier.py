@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import collections
 import heapq
-from typing import Callable, Iterator, Protocol
+from collections.abc import Callable, Iterator
+from typing import Protocol
 
 from crawler.engine.messages import FetchTask
 from crawler.web.robots import origin_of

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from crawler.vocabulary import Outcome, TaskKind
+
 
 def _reduce(message):
     """Pickle a frozen slots dataclass as its class and field values: ``cls(*values)``
@@ -25,32 +27,29 @@ def _reduce(message):
 STOP = None
 
 #: Outcomes of a task, as reported in :attr:`TaskDone.outcome`.
-PAGE = "page"          # HTML fetched, converted to Markdown (status < 400)
-NON_HTML = "non_html"  # fetched, recorded without Markdown
-REDIRECT = "redirect"  # 3xx: recorded as a redirect to its target
-FAILED = "failed"      # HTTP >= 400, network error, redirect loop...: see TaskDone.error
+PAGE, NON_HTML, REDIRECT, FAILED = Outcome.PAGE, Outcome.NON_HTML, Outcome.REDIRECT, Outcome.FAILED
 OUTCOMES = (PAGE, NON_HTML, REDIRECT, FAILED)
 #: Not an end state: a transient failure; nothing written, the URL stays in flight and
 #: the dispatcher schedules the next attempt (see TaskDone.retry_after_s).
-RETRY = "retry"
+RETRY = Outcome.RETRY
 #: TaskDone.error of a RETRY sent without a request: the fetcher saw a Retry-After for
 #: that origin moments ago (the task was queued before the dispatcher knew). Does not
 #: use up an attempt.
 DEFERRED = "deferred: origin paused by Retry-After"
 #: The result of a robots.txt task (not a claimed URL: no record, no visited state).
-ROBOTS = "robots"
+ROBOTS = Outcome.ROBOTS
 
 #: The result of a sitemap task (not a claimed URL either): its in-scope URLs claimed
 #: are in TaskDone.discovered, the child sitemaps of an index in TaskDone.sitemaps.
-SITEMAP = "sitemap"
+SITEMAP = Outcome.SITEMAP
 
 #: FetchTask kinds. KIND_FAIL: a claimed URL held by MAX_CRASHES fetchers that died;
 #: the fetcher records it failed with CRASHED, without requesting it.
 #: KIND_ROBOTS_REDIRECT: the target ``url`` of a robots.txt redirect to another origin,
 #: fetched under that origin's politeness for the origins waiting on it (the dispatcher
 #: keeps them); ``depth`` counts the redirects so far.
-KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, KIND_FAIL = "page", "robots", "sitemap", "fail"
-KIND_ROBOTS_REDIRECT = "robots-redirect"
+KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, KIND_FAIL = TaskKind.PAGE, TaskKind.ROBOTS, TaskKind.SITEMAP, TaskKind.FAIL
+KIND_ROBOTS_REDIRECT = TaskKind.ROBOTS_REDIRECT
 MAX_CRASHES = 3
 CRASHED = f"fetcher process died while fetching it ({MAX_CRASHES} times)"
 

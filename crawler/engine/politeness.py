@@ -25,8 +25,8 @@ from __future__ import annotations
 import dataclasses
 import statistics
 
-from crawler.web.robots import RobotsRules
 from crawler.engine.throttle import LATENCY_WINDOW, next_delay
+from crawler.web.robots import RobotsRules
 
 #: Robots states of an origin.
 ROBOTS_UNKNOWN, ROBOTS_FETCHING, ROBOTS_KNOWN = "unknown", "fetching", "known"

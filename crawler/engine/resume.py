@@ -31,13 +31,30 @@ import glob
 import json
 import os
 
+from crawler.content.neardup import simhash
+from crawler.engine.messages import FetchTask
+from crawler.engine.statestore import (
+    BATCH_ROWS,
+    FAILED,
+    FRONTIER,
+    IN_FLIGHT,
+    SKIPPED,
+    STATE_FILE,
+    VISITED,
+    StateStore,
+    content_kind,
+)
 from crawler.errors import ConfigError
 from crawler.output.mirror import SITE_DIR, remove_mirror
-from crawler.engine.messages import FetchTask
-from crawler.content.neardup import simhash
-from crawler.output.shards import MANIFEST_FILE, TEMP_SUFFIX, cut_partial_line, iter_lines, iter_records, settle
-from crawler.engine.statestore import BATCH_ROWS, content_kind
-from crawler.engine.statestore import FAILED, FRONTIER, IN_FLIGHT, SKIPPED, STATE_FILE, VISITED, StateStore
+from crawler.output.shards import (
+    MANIFEST_FILE,
+    TEMP_SUFFIX,
+    cut_partial_line,
+    iter_lines,
+    iter_records,
+    outcome_of,
+    settle,
+)
 from crawler.output.warc import OPEN_SUFFIX, WARC_GLOB, seal_open_files
 
 #: Settings a resumed crawl must share with the stored one.
@@ -54,16 +71,10 @@ OUTPUT_PATTERNS = ("pages-*.jsonl", "edges-*.tsv", "edges.tsv", "tree.txt", "ski
 _URL_PREFIX = '{"url": "'
 
 
-def crawl_settings(config) -> dict:
-    """The settings of ``config`` that a resume must not change (JSON-able)."""
-    return {"seeds": list(config.seed_keys), "allow_domains": list(config.allow_domains),
-            "include": list(config.include), "exclude": list(config.exclude)}
-
-
 def check_settings(stored: dict, config) -> None:
     """Raise ConfigError (one line) if ``config`` differs from the stored crawl in a
     setting of :data:`UNSAFE_TO_CHANGE`."""
-    current = crawl_settings(config)
+    current = config.resume_settings()
     changed = [key for key in UNSAFE_TO_CHANGE if stored.get(key) != current[key]]
     if changed:
         key = changed[0]
@@ -88,21 +99,6 @@ def remove_outputs(out_dir: str) -> None:
             os.remove(path)
 
 
-def outcome_of(record: dict) -> tuple[str, str]:
-    """(state, reason) a record stands for: failed with its error, else visited with
-    its outcome ("redirect", "non_html" or "page"). A map's record (no Markdown ever)
-    says its outcome in ``outcome``."""
-    if record.get("error"):
-        return FAILED, record["error"]
-    if record.get("final_url") != record["url"]:
-        return VISITED, "redirect"
-    if record.get("outcome") in ("non_html", "page"):
-        return VISITED, record["outcome"]
-    if record.get("markdown") is None and record.get("duplicate_of") is None:
-        return VISITED, "non_html"
-    return VISITED, "page"
-
-
 def prepare(config, store: StateStore, table) -> dict:
     """Bring the output folder and ``table`` in line with ``store`` (see the module
     docstring). Call before the frontier is opened on ``store``.
@@ -116,7 +112,7 @@ def prepare(config, store: StateStore, table) -> dict:
     report = {"resumed": stored is not None, "in_flight": 0, "recorded_unreported": 0,
               "links_recovered": 0, "bytes_cut": 0}
     if stored is None:
-        store.save_settings(crawl_settings(config))
+        store.save_settings(config.resume_settings())
         store.commit()
         return report
     check_settings(stored, config)

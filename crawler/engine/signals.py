@@ -85,7 +85,7 @@ class StopOnSignal:
         if self.signalled and not self.finishing:
             request_stop("interrupted")
 
-    def install(self) -> "StopOnSignal":
+    def install(self) -> StopOnSignal:
         """Handle SIGINT and SIGTERM from now on (main thread only; else a no-op)."""
         if _main_thread() and not self.previous:
             for sig in STOP_SIGNALS:
@@ -98,7 +98,7 @@ class StopOnSignal:
             signal.signal(sig, handler)
         self.previous.clear()
 
-    def __enter__(self) -> "StopOnSignal":
+    def __enter__(self) -> StopOnSignal:
         return self.install()
 
     def _handle(self, signum, frame) -> None:

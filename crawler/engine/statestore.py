@@ -84,11 +84,12 @@ import heapq
 import json
 import os
 import sqlite3
-from typing import Iterable, Iterator
+from collections.abc import Iterable, Iterator
 
-from crawler.errors import CrawlerError
 from crawler.engine.frontier import drain_in_order
 from crawler.engine.messages import KIND_PAGE, FetchTask
+from crawler.errors import StateError
+from crawler.vocabulary import UrlState
 from crawler.web.robots import origin_of
 
 __all__ = ["DEFAULT_WINDOW", "FAILED", "FRONTIER", "IN_FLIGHT", "SKIPPED", "STATES", "STATE_FILE",
@@ -98,7 +99,8 @@ __all__ = ["DEFAULT_WINDOW", "FAILED", "FRONTIER", "IN_FLIGHT", "SKIPPED", "STAT
 STATE_FILE = "state.sqlite"
 
 #: URL states (the ``state`` column).
-FRONTIER, IN_FLIGHT, VISITED, FAILED, SKIPPED = "frontier", "in_flight", "visited", "failed", "skipped"
+FRONTIER, IN_FLIGHT, VISITED, FAILED, SKIPPED = (UrlState.FRONTIER, UrlState.IN_FLIGHT, UrlState.VISITED,
+                                                 UrlState.FAILED, UrlState.SKIPPED)
 STATES = (FRONTIER, IN_FLIGHT, VISITED, FAILED, SKIPPED)
 
 #: ``kind`` of a ``contents`` row: the first page with its Markdown, an exact duplicate
@@ -141,7 +143,7 @@ CREATE TABLE urls (
     seq INTEGER PRIMARY KEY,       -- order of (re-)entry: FIFO within a depth
     url TEXT NOT NULL UNIQUE,      -- the key: FetchTask.url
     origin TEXT NOT NULL,
-    state TEXT NOT NULL CHECK (state IN {STATES!r}),
+    state TEXT NOT NULL CHECK (state IN {tuple(map(str, STATES))!r}),
     depth INTEGER NOT NULL,
     parent TEXT,
     redirect_chain TEXT NOT NULL DEFAULT '[]',
@@ -189,11 +191,7 @@ _EMPTY_CHAIN = "[]"
 _INHERITED: list[sqlite3.Connection] = []
 
 
-class StateError(CrawlerError):
-    """The state file cannot be used: not a state store, corrupt, a newer schema,
-    unreadable or unwritable (disk full, locked by another writer). The message is one
-    line naming the file. After a StateError during a crawl, treat the crawl as crashed:
-    resume from the last commit."""
+
 
 
 _MASK64 = 2 ** 64 - 1
@@ -238,7 +236,7 @@ def _task(url: str, depth: int, parent: str | None, chain: str, request_url: str
 
 def _page_task(task: FetchTask) -> FetchTask:
     if task.kind != KIND_PAGE:
-        raise ValueError(f"only page tasks are stored, not {task.kind!r} ({task.url})")
+        raise ValueError(f"only page tasks are stored, not '{task.kind}' ({task.url})")
     return task
 
 
@@ -305,7 +303,7 @@ class StateStore:
         conn.executescript(_CONTENTS_SCHEMA + _ROBOTS_SCHEMA)
 
     @classmethod
-    def open(cls, out_dir: str) -> "StateStore":
+    def open(cls, out_dir: str) -> StateStore:
         """The store of the output folder ``out_dir`` (``out_dir/state.sqlite``), created
         if missing. ``out_dir`` must exist. Raises StateError as the constructor."""
         return cls(os.path.join(out_dir, STATE_FILE))
@@ -379,7 +377,7 @@ class StateStore:
         self._seq = 0
         self._closed = False
 
-    def __enter__(self) -> "StateStore":
+    def __enter__(self) -> StateStore:
         return self
 
     def __exit__(self, *exc_info) -> None:
@@ -771,7 +769,7 @@ class StateStore:
 
     # -- for DiskFrontier ------------------------------------------------------------
     @_translated
-    def _attach(self, frontier: "DiskFrontier") -> dict[str, dict[int, int]]:
+    def _attach(self, frontier: DiskFrontier) -> dict[str, dict[int, int]]:
         """Make ``frontier`` the owner of the FRONTIER rows; returns origin -> {depth:
         count} of the waiting rows, origins in the order of their first seq."""
         self._connection()

@@ -92,7 +92,8 @@ class CrawlCounters:
         """Start from the counts of a resumed crawl's :class:`crawler.engine.statestore.StateStore`:
         visited URLs by outcome, failed ones by reason (duplicates and body bytes of the
         earlier runs are not kept there)."""
-        from crawler.engine.statestore import FAILED as FAILED_STATE, VISITED as VISITED_STATE
+        from crawler.engine.statestore import FAILED as FAILED_STATE
+        from crawler.engine.statestore import VISITED as VISITED_STATE
         for outcome, count in store.reason_counts(VISITED_STATE).items():
             self.outcomes[outcome or PAGE] += count
         for reason, count in store.reason_counts(FAILED_STATE).items():

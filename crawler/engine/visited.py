@@ -25,15 +25,17 @@ import os
 import threading
 from multiprocessing.managers import BaseManager, BaseProxy
 
-from crawler.engine.lifeline import watch_parent
 from crawler.content.neardup import NearDuplicateIndex
+from crawler.engine.lifeline import watch_parent
 from crawler.engine.signals import child_signals
+from crawler.vocabulary import UrlState
 from crawler.web.urlnorm import fingerprint
 
 IN_FLIGHT, VISITED, FAILED, SKIPPED = 1, 2, 3, 4
 #: State names as reported by :meth:`VisitedTable.state` and :meth:`VisitedTable.counts`.
-STATE_NAMES = {IN_FLIGHT: "in_flight", VISITED: "visited", FAILED: "failed", SKIPPED: "skipped"}
-_FINAL = {"visited": VISITED, "failed": FAILED, "skipped": SKIPPED}
+STATE_NAMES = {IN_FLIGHT: UrlState.IN_FLIGHT, VISITED: UrlState.VISITED, FAILED: UrlState.FAILED,
+               SKIPPED: UrlState.SKIPPED}
+_FINAL = {UrlState.VISITED: VISITED, UrlState.FAILED: FAILED, UrlState.SKIPPED: SKIPPED}
 
 
 class VisitedTable:

@@ -42,7 +42,7 @@ class Watchdog:
         self._main = threading.main_thread().ident
         self._thread = threading.Thread(target=self._run, name="crawler-watchdog", daemon=True)
 
-    def start(self) -> "Watchdog":
+    def start(self) -> Watchdog:
         self._thread.start()
         return self
 

@@ -29,35 +29,53 @@ import time
 
 import xxhash
 
-from crawler.content.main import main_content
-from crawler.web.decode import decode_html, is_html_response
 from crawler.content.links import effective_base, extract, link_targets
-from crawler.web.fetch import FetchError, HttpClient, Response
-from crawler.output.graph import LINK, REDIRECT as REDIRECT_EDGE
-from crawler.engine.lifeline import PARENT_DIED_EXIT_CODE, watch_parent
+from crawler.content.main import main_content
 from crawler.content.markdown import to_markdown
-from crawler.web.probe import body_needed, head_decides, probably_not_html
-from crawler.engine.messages import (
-    CRASHED, DEFERRED, FAILED, KIND_FAIL, KIND_PAGE, KIND_ROBOTS, KIND_ROBOTS_REDIRECT, KIND_SITEMAP, NON_HTML,
-    PAGE, REDIRECT, RETRY,
-    ROBOTS, SITEMAP, STOP, Exchanged, FetchTask, TaskDone)
 from crawler.content.neardup import simhash
+from crawler.engine.lifeline import PARENT_DIED_EXIT_CODE, watch_parent
+from crawler.engine.messages import (
+    CRASHED,
+    DEFERRED,
+    FAILED,
+    KIND_FAIL,
+    KIND_PAGE,
+    KIND_ROBOTS,
+    KIND_ROBOTS_REDIRECT,
+    KIND_SITEMAP,
+    NON_HTML,
+    PAGE,
+    REDIRECT,
+    RETRY,
+    ROBOTS,
+    SITEMAP,
+    STOP,
+    Exchanged,
+    FetchTask,
+    TaskDone,
+)
+from crawler.engine.signals import child_signals
+from crawler.engine.visited import OfferedKeys
+from crawler.errors import RecordWritten
+from crawler.output.graph import LINK
+from crawler.output.graph import REDIRECT as REDIRECT_EDGE
+from crawler.output.warc import WarcWriter
+from crawler.output.writers import RecordWriter
+from crawler.web.decode import decode_html, is_html_response
+from crawler.web.fetch import FetchError, HttpClient, Response
+from crawler.web.probe import body_needed, head_decides, probably_not_html
 from crawler.web.retry import is_transient, parse_retry_after
 from crawler.web.robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, origin_of, robots_url
 from crawler.web.scope import Scope
 from crawler.web.sitemaps import SITEMAP_MAX_BYTES, parse_sitemap
-from crawler.engine.signals import child_signals
-from crawler.output.writers import RecordWriter
 from crawler.web.urlnorm import key_of, normalize, request_url
-from crawler.engine.visited import OfferedKeys
-from crawler.output.warc import WarcWriter
 
 log = logging.getLogger("crawler")
 
 
 def utc_now_iso() -> str:
     """Current UTC time as ISO 8601 with milliseconds and a ``Z`` suffix."""
-    now = datetime.datetime.now(datetime.timezone.utc)
+    now = datetime.datetime.now(datetime.UTC)
     return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
@@ -75,15 +93,6 @@ def page_markdown(text: str, base: str, keep_boilerplate: bool = False) -> tuple
         if selected is not None:
             return to_markdown(selected, base), "main"
     return to_markdown(text, base), "page"
-
-
-class RecordWritten(Exception):
-    """The visited table failed after the task's record was written; ``done`` is the
-    task's result without the links it would have claimed."""
-
-    def __init__(self, done: TaskDone) -> None:
-        super().__init__(done.url)
-        self.done = done
 
 
 class PageProcessor:

@@ -40,8 +40,10 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Iterator, Mapping
 
+from crawler.vocabulary import EdgeKind
+
 #: Edge kinds written by the fetchers.
-LINK, REDIRECT = "link", "redirect"
+LINK, REDIRECT = EdgeKind.LINK, EdgeKind.REDIRECT
 
 #: Array type code of node ids and raw edge slots: unsigned, 4 bytes on every CPython
 #: platform, so a graph holds at most 2**32 - 1 URLs and edge lines (OverflowError beyond).
@@ -68,7 +70,7 @@ class _Index:
 
     __slots__ = ("rank", "urls", "offsets", "targets", "seen")
 
-    def __init__(self, graph: "LinkGraph") -> None:
+    def __init__(self, graph: LinkGraph) -> None:
         names, src, dst = graph._urls, graph._src, graph._dst
         n, m = len(names), len(src)
         order = sorted(range(n), key=names.__getitem__)
@@ -168,7 +170,7 @@ class LinkGraph:
         self._index = None
 
     @classmethod
-    def load(cls, out_dir: str) -> "LinkGraph":
+    def load(cls, out_dir: str) -> LinkGraph:
         """Read every ``edges-*.tsv`` of ``out_dir`` (partial last lines are skipped).
 
         Lines are ``source\\ttarget\\tkind\\tin_scope\\n``; a line without its newline or
@@ -224,7 +226,7 @@ class LinkGraph:
         return index.seen[p] == slot
 
     @property
-    def edges(self) -> "EdgeView":
+    def edges(self) -> EdgeView:
         """Read-only mapping ``(source, target) -> (kind, in_scope)`` of the distinct edges,
         iterated in (source, target) order. It makes a tuple per edge it yields: for tests
         and small graphs; large ones go through :meth:`write_tsv` and the other queries."""

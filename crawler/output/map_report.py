@@ -45,10 +45,9 @@ import logging
 import os
 import urllib.parse
 
-from crawler.engine.resume import crawl_settings, outcome_of
+from crawler.output.shards import iter_records, outcome_of
+from crawler.vocabulary import UrlState
 from crawler.web.scope import Scope, host_of, site_of
-from crawler.output.shards import iter_records
-from crawler.engine.statestore import FAILED
 
 log = logging.getLogger("crawler")
 
@@ -64,10 +63,10 @@ NO_TYPE = "(none)"
 
 def map_settings(config) -> dict:
     """The settings that decide which URLs a walk reaches (JSON-able): seeds and scope
-    (:func:`crawler.engine.resume.crawl_settings`), depth limit, robots.txt, sitemaps, the
+    (:meth:`crawler.config.CrawlConfig.resume_settings`), depth limit, robots.txt, sitemaps, the
     trap guards and the per-site limit. A crawl reuses a map only when all of them are
     equal."""
-    return {**crawl_settings(config), "max_depth": config.max_depth,
+    return {**config.resume_settings(), "max_depth": config.max_depth,
             "obey_robots": config.obey_robots, "sitemaps": config.sitemaps,
             "max_url_length": config.max_url_length,
             "max_query_variants": config.max_query_variants,
@@ -166,7 +165,7 @@ def build_map(config, walk_dir: str, summary: dict) -> dict:
     distance = link_distances(walk_dir, config.seed_keys, records.keys())
     for record in records.values():
         state, reason = outcome_of(record)
-        outcome = "failed" if state == FAILED else reason
+        outcome = "failed" if state == UrlState.FAILED else reason
         outcomes[outcome] += 1
         kind = media_type(record.get("content_type"))
         if outcome == "page":

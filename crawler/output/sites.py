@@ -9,7 +9,7 @@ origin (``scheme://host[:port]``, :func:`crawler.web.robots.origin_of`: ``http``
 ``https`` of one host are two rows), sorted by origin; tab-separated:
 
 * ``pages``, ``non_html``, ``redirects``, ``failed``: records by outcome
-  (:func:`crawler.engine.resume.outcome_of`, as ``summary.json`` counts them: a duplicate page
+  (:func:`crawler.output.shards.outcome_of`, as ``summary.json`` counts them: a duplicate page
   is a page);
 * ``skipped``: skipped rows (robots.txt, ``--max-pages``, a trap guard, a stop);
 * ``robots``: the last robots.txt outcome (:meth:`crawler.web.robots.RobotsRules.status_line`):
@@ -29,12 +29,11 @@ from __future__ import annotations
 import collections
 import dataclasses
 import os
-from typing import Iterable
+from collections.abc import Iterable
 
-from crawler.engine.resume import outcome_of
+from crawler.output.shards import iter_records, outcome_of
+from crawler.vocabulary import UrlState
 from crawler.web.robots import IGNORED, origin_of
-from crawler.output.shards import iter_records
-from crawler.engine.statestore import FAILED
 
 #: The report's file name in the output folder.
 SITES_FILE = "sites.tsv"
@@ -63,7 +62,7 @@ class SiteCounts:
     def add_record(self, record: dict) -> None:
         """Count one page record (its outcome, bytes and ``fetched_at``)."""
         state, reason = outcome_of(record)
-        field = "failed" if state == FAILED else _OUTCOME_FIELD[reason]
+        field = "failed" if state == UrlState.FAILED else _OUTCOME_FIELD[reason]
         setattr(self, field, getattr(self, field) + 1)
         self.bytes += record.get("bytes") or 0
         at = record.get("fetched_at")

@@ -68,7 +68,7 @@ _INFLATE_STEP_BYTES = 1 << 20
 def warc_path(out_dir: str, worker_id: int, now: datetime.datetime | None = None) -> str:
     """Final path of the WARC file fetcher ``worker_id`` starts now: ``warc-NN-<UTC
     time to the microsecond>-<pid>.warc.gz`` (unique per process and run)."""
-    now = now or datetime.datetime.now(datetime.timezone.utc)
+    now = now or datetime.datetime.now(datetime.UTC)
     return os.path.join(out_dir, f"warc-{worker_id:02d}-{now:%Y%m%dT%H%M%S%fZ}-{os.getpid()}.warc.gz")
 
 
@@ -113,7 +113,7 @@ class WarcWriter:
         self._append(buffer.getvalue())
 
     @classmethod
-    def from_config(cls, config, worker_id: int) -> "WarcWriter":
+    def from_config(cls, config, worker_id: int) -> WarcWriter:
         """The writer of fetcher ``worker_id`` for a :class:`crawler.config.CrawlConfig`."""
         return cls(warc_path(config.out_dir, worker_id), config.user_agent, config.obey_robots)
 
@@ -125,7 +125,7 @@ class WarcWriter:
         """
         buffer = io.BytesIO()
         writer = _writer(buffer)
-        sent_at = exchange.sent_at or datetime.datetime.now(datetime.timezone.utc)
+        sent_at = exchange.sent_at or datetime.datetime.now(datetime.UTC)
         fields = {"WARC-Date": datetime_to_iso_date(sent_at.replace(tzinfo=None), use_micros=True),
                   "WARC-Warcinfo-ID": self.warcinfo_id}
         if exchange.peer_ip:

@@ -16,8 +16,7 @@ import logging
 import os
 import threading
 
-from crawler.config import DEFAULT_SHARD_BYTES
-from crawler.output.shards import compress_shard, next_shard_number, shard_name
+from crawler.output.shards import DEFAULT_SHARD_BYTES, compress_shard, next_shard_number, shard_name
 
 log = logging.getLogger("crawler")
 

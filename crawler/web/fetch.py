@@ -22,7 +22,7 @@ from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from crawler import __version__
-from crawler.errors import CrawlerError
+from crawler.errors import FetchError
 
 log = logging.getLogger("crawler")
 
@@ -83,7 +83,7 @@ class _WatchedConnectionMixin:
     def request(self, *args, **kwargs):
         exchange = getattr(_ACTIVE, "exchange", None)
         if exchange is not None:
-            exchange.sent_at = datetime.datetime.now(datetime.timezone.utc)
+            exchange.sent_at = datetime.datetime.now(datetime.UTC)
             self._sent = []
         try:
             result = super().request(*args, **kwargs)
@@ -149,19 +149,6 @@ class _WatchedAdapter(HTTPAdapter):
         if request.url.endswith("?") and not target.endswith("?"):
             target += "?"
         return target
-
-
-class FetchError(CrawlerError):
-    """A fetch that produced no usable response.
-
-    Attributes:
-        reason: short machine-friendly reason: "timeout", "connection", "ssl",
-            "invalid url", "incomplete body", "decoding", "http error".
-    """
-
-    def __init__(self, reason: str, detail: str = "") -> None:
-        super().__init__(f"{reason}: {detail}" if detail else reason)
-        self.reason = reason
 
 
 @dataclasses.dataclass(slots=True)
@@ -302,7 +289,7 @@ class HttpClient:
         self.on_exchange = on_exchange
 
     @classmethod
-    def from_config(cls, config, on_exchange=None) -> "HttpClient":
+    def from_config(cls, config, on_exchange=None) -> HttpClient:
         """Build a client from a :class:`crawler.config.CrawlConfig` (``on_exchange``: see
         the class)."""
         return cls(config.user_agent, config.connect_timeout_s, config.read_timeout_s,
@@ -336,7 +323,7 @@ class HttpClient:
         self._record(exchange)
         return response
 
-    def _record(self, exchange: "Exchange") -> None:
+    def _record(self, exchange: Exchange) -> None:
         """Hand ``exchange`` to ``on_exchange``; a failure there (a header warcio cannot
         write, a full disk) loses that WARC record, never the fetch."""
         try:

@@ -75,7 +75,7 @@ class Scope:
         self.exclude = tuple(re.compile(p) for p in exclude)
 
     @classmethod
-    def from_config(cls, config) -> "Scope":
+    def from_config(cls, config) -> Scope:
         """Build the scope of a :class:`crawler.config.CrawlConfig`."""
         return cls(config.seeds, config.allow_domains, config.include, config.exclude)
 

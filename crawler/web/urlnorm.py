@@ -13,7 +13,8 @@ from __future__ import annotations
 import functools
 import ipaddress
 import re
-from typing import Callable, NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple
 from urllib.parse import unquote
 
 import idna
@@ -201,7 +202,7 @@ def normalize_percent_encoding(text: str, safe: frozenset[str]) -> str:
         elif tok in safe:
             out.append(tok)
         else:
-            out.extend("%%%02X" % b for b in tok.encode("utf-8", "surrogatepass"))
+            out.extend(f"%{b:02X}" for b in tok.encode("utf-8", "surrogatepass"))
     return "".join(out)
 
 
