@@ -1,2 +1,2 @@
 """Page to text, pure functions: links and title, main content, Markdown, near duplicates.
-Imports nothing of the package but :mod:`crawler.errors` and :mod:`crawler.version`."""
+Imports :mod:`crawler.web` (URL normalization) and the base, nothing else."""
