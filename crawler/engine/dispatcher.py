@@ -98,7 +98,7 @@ from crawler.errors import CrawlerError, FetcherDied, ManagerDied
 from crawler.web.fetch import DEFAULT_USER_AGENT
 from crawler.web.retry import RetryQueue, backoff_s
 from crawler.web.robots import ROBOTS_MAX_REDIRECTS, origin_of
-from crawler.web.traps import trap_reason
+from crawler.web.traps import guard_reason
 
 log = logging.getLogger("crawler")
 
@@ -490,11 +490,10 @@ class Dispatcher:
 
     def _admit(self, task: FetchTask) -> str | None:
         """Why a discovered URL is skipped (a trap guard), or ``None`` to queue it."""
-        if len(task.url) > self.config.max_url_length:
-            return "url too long"
-        trap = trap_reason(task.url, self.config.max_path_repeats, self.config.max_path_segments)
-        if trap is not None:
-            return trap
+        config = self.config
+        guard = guard_reason(task.url, config.max_url_length, config.max_path_repeats, config.max_path_segments)
+        if guard is not None:
+            return guard
         cap = self.config.max_query_variants
         if cap is not None and "?" in task.url:
             path = task.url.partition("?")[0]

@@ -56,6 +56,7 @@ from crawler.output.shards import (
     settle,
 )
 from crawler.output.warc import OPEN_SUFFIX, WARC_GLOB, seal_open_files
+from crawler.web.traps import guard_reason
 
 #: Settings a resumed crawl must share with the stored one.
 UNSAFE_TO_CHANGE = ("seeds", "allow_domains", "include", "exclude")
@@ -182,7 +183,9 @@ def _backfill_contents(store: StateStore, out: str) -> int:
 
 def _recover_links(config, store: StateStore, records: dict[str, dict]) -> int:
     """Put in the frontier the in-scope link (and redirect) targets of ``records``
-    that the store does not know: the claims their fetch made died with the crash."""
+    that the store does not know: the claims their fetch made died with the crash. A
+    link the dispatcher's guards would skip (too long, a trap) is stored skipped with
+    their reason instead. Returns the number put in the frontier."""
     if not records:
         return 0
     added = 0
@@ -204,8 +207,10 @@ def _recover_links(config, store: StateStore, records: dict[str, dict]) -> int:
                     if config.max_depth is not None and depth > config.max_depth:
                         continue
                     task = FetchTask(parts[1], depth, source)
-                store.add([task], FRONTIER)
-                added += 1
+                guard = guard_reason(task.url, config.max_url_length, config.max_path_repeats,
+                                     config.max_path_segments)
+                store.add([task], FRONTIER if guard is None else SKIPPED, guard)  # as the dispatcher would
+                added += guard is None
     return added
 
 

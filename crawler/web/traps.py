@@ -27,6 +27,7 @@ from crawler.web.urlnorm import split_reference
 #: Skip reasons, as written to ``skipped.tsv`` and ``skipped_by_reason``.
 REPEATED_PATH_SEGMENT = "repeated path segment"
 TOO_MANY_PATH_SEGMENTS = "too many path segments"
+URL_TOO_LONG = "url too long"
 
 
 def path_segments(url: str) -> list[str]:
@@ -89,3 +90,14 @@ def trap_reason(url: str, max_path_repeats: int | None, max_path_segments: int |
     if max_path_repeats is not None and has_repeated_segments(segments, max_path_repeats):
         return REPEATED_PATH_SEGMENT
     return None
+
+
+def guard_reason(url: str, max_url_length: int, max_path_repeats: int | None,
+                 max_path_segments: int | None) -> str | None:
+    """Why a discovered ``url`` (normalized) is skipped by the guards that need no state:
+    :data:`URL_TOO_LONG` past ``max_url_length`` characters, else :func:`trap_reason`.
+    ``None`` to queue it. The dispatcher applies it to every link a fetch won, and a
+    resume to every link it recovers from the edges of a crash."""
+    if len(url) > max_url_length:
+        return URL_TOO_LONG
+    return trap_reason(url, max_path_repeats, max_path_segments)
