@@ -4,24 +4,9 @@
 written, surrounding whitespace included); :func:`resolve_links` turns them into
 canonical absolute URLs with :func:`crawler.web.urlnorm.normalize`.
 
-Parser choice, by measurement (python3.11-doc: all 530 HTML pages under
-/usr/share/doc/python3.11/html, mean 95.5 k characters per page, text read from disk
-beforehand, one process, CPython 3.11, lxml 6.1.3, bs4 4.15.0; best of 3 runs of the
-mean time per page, on a shared 2-core machine), extracting title, base and hrefs:
-
-=========================================================  ===========
-parser                                                      ms / page
-=========================================================  ===========
-``lxml.etree.HTMLParser`` + ``root.iter(tags)`` (this)         1.9
-``lxml.html.document_fromstring`` + ``iter``                   2.0
-``BeautifulSoup(text, "lxml", parse_only=SoupStrainer)``      21.7
-``BeautifulSoup(text, "lxml")`` full tree                     45.5
-=========================================================  ===========
-
-All gave identical href lists (164 265 hrefs in total) and titles on all 530 pages, so
-the fastest, plain ``lxml.etree`` with an HTML parser, is used: about 11x faster than a
-strained BeautifulSoup and 24x faster than a full BeautifulSoup tree. (The bs4 variants
-sit on the same libxml2 parser, which is why the results agree.) A new parser object is
+The parser is ``lxml.etree`` with an HTML parser: the same links as BeautifulSoup (which
+sits on the same libxml2 parser) at a fraction of its cost (docs/performance.md, "Link
+extraction"). A new parser object is
 made per call: lxml parser objects must not be shared between threads.
 
 Which elements count as links follows the HTML standard's hyperlink and navigable

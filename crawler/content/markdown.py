@@ -25,12 +25,7 @@ Known limits: a ``<pre>`` block inside a table cell still produces line breaks;
 ``rowspan`` is ignored (html2text's behaviour), so rows below such a cell have fewer
 cells than the header.
 
-Speed, measured on python3.11-doc (all 530 HTML pages under
-/usr/share/doc/python3.11/html, mean 95.5 k characters, text read from disk beforehand,
-one process, CPython 3.11, html2text 2025.4.15; best of 3 runs on a shared 2-core
-machine, repeat runs gave 34.0-35.5): **34.4 ms per page** on average (html2text is
-pure Python on top of ``html.parser``), about 18x the cost of link extraction with
-lxml (1.9 ms/page).
+Its cost per page is in docs/performance.md ("html2text alone").
 """
 
 from __future__ import annotations

@@ -53,27 +53,7 @@ opens its own connection (the inherited one is never used nor closed there: SQLi
 forbids carrying a connection across ``fork()``). Do not write to one file from two
 processes at once.
 
-Measured on 1,000,000 URLs (Python 3.11, SQLite 3.40.1, ext4 on a virtual disk, 2 vCPUs;
-URLs of 63 characters, parents of 52; one origin unless said; commit every 1,000
-operations and its share of the time included):
-
-=======================================  ==============================================
-DiskFrontier.push (a new URL)            44 us per task (31 us at 100,000 URLs): ~12 us
-                                         for the insert, the rest in commits and WAL
-                                         checkpoints (a random page of the URL index
-                                         per new URL; a commit takes up to ~25 ms)
-DiskFrontier.pop (marks it in_flight)    12.5 us per task, window refills included
-DiskFrontier.drain, 4 origins            16 us per task
-StateStore.set_state, batches of 1,000   8 us per URL
-file size                                293 bytes per URL (293 MB)
-RSS of the process, 1M tasks pushed,     39 MiB, against 19 MiB before (16 MiB of it
-window 1,000                             is SQLite's page cache, CACHE_KIB); flat in
-                                         the number of tasks. A MemoryFrontier of the
-                                         same tasks: +198 MiB.
-StateStore() of the existing file        0.9 s (``PRAGMA quick_check`` reads it all)
-reset_for_resume, DiskFrontier()         0.17 s, 0.31 s (counts per origin and depth)
-counts(); urls_in; tasks_in              0.05 s; 1.3 us per URL; 2.1 us per task
-=======================================  ==============================================
+Its costs at 1,000,000 URLs are in docs/performance.md ("The state store").
 """
 
 from __future__ import annotations
