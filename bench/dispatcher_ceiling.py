@@ -344,7 +344,7 @@ def parts(count: int = 20_000) -> dict:
     reader = ctx.Process(target=_drain, args=(queue, count))
     reader.start()
     started = time.process_time()
-    for i in range(count):
+    for _ in range(count):
         queue.put_nowait(task)
     reader.join()
     out["Queue.put_nowait FetchTask (feeder thread included)"] = round(
@@ -410,7 +410,8 @@ def _profile_top(profiler: cProfile.Profile, limit: int = 30) -> dict:
     total = stats.total_tt
     rows = []
     for (filename, line, name), (_cc, calls, tottime, cumtime, _callers) in stats.stats.items():
-        rows.append({"function": f"{os.path.relpath(filename, os.path.dirname(HERE)) if filename.startswith('/') else filename}:{line}({name})",
+        where = os.path.relpath(filename, os.path.dirname(HERE)) if filename.startswith('/') else filename
+        rows.append({"function": f"{where}:{line}({name})",
                      "calls": calls, "tottime_s": round(tottime, 3), "cumtime_s": round(cumtime, 3)})
     by_tottime = sorted(rows, key=lambda r: -r["tottime_s"])[:limit]
     by_cumtime = sorted(rows, key=lambda r: -r["cumtime_s"])[:limit]
@@ -420,9 +421,11 @@ def _profile_top(profiler: cProfile.Profile, limit: int = 30) -> dict:
 def _print_profile(result: dict) -> None:
     prof = result["profile"]
     tasks = result["tasks"]
-    print(f"cProfile (timer time.thread_time: CPU) of the dispatcher's main thread: {prof['total_s']} s for {tasks} tasks "
+    print(f"cProfile (timer time.thread_time: CPU) of the dispatcher's main thread: {prof['total_s']} s "
+          f"for {tasks} tasks "
           f"({1000 * prof['total_s'] / tasks:.3f} ms per task under the profiler)")
-    for title, key, field in (("by own time", "by_tottime", "tottime_s"), ("by cumulative time", "by_cumtime", "cumtime_s")):
+    for title, key, field in (("by own time", "by_tottime", "tottime_s"),
+                              ("by cumulative time", "by_cumtime", "cumtime_s")):
         print(f"\n{title}:")
         print(f"{'us/task':>9} {'share':>6} {'calls/task':>10}  function")
         for row in result["profile"][key][:25]:
@@ -473,7 +476,8 @@ def print_table(rows: list[dict]) -> None:
         cells = [f"{r['origins']:,}", str(r["per_host"]), "y" if r["exchanged"] else "n", str(r["workers"]),
                  f"{r['tasks']['max']:,}"]
         for field in ("dispatcher_cpu_ms_per_task", "dispatcher_ceiling_tasks_per_s", "tasks_per_s",
-                      "dispatcher_cpu_ms_per_page", "dispatcher_ceiling_pages_per_s", "manager_cpu_ms_per_task", "stubs_cpu_ms_per_task", "messages_per_turn", "peak_rss_mib",
+                      "dispatcher_cpu_ms_per_page", "dispatcher_ceiling_pages_per_s", "manager_cpu_ms_per_task",
+                      "stubs_cpu_ms_per_task", "messages_per_turn", "peak_rss_mib",
                       "load_1min"):
             cells.append(_range([r[field]["min"], r[field]["max"]]))
         print("| " + " | ".join(cells) + " |")

@@ -6,8 +6,9 @@ Usage:
 
 Prints the crawl's summary (with the CPU ms per page of each process role: dispatcher,
 manager, fetchers), the requests nginx logged, the paths requested more than once
-(there should be none) and the bytes of the output folder (of which WARC files). nginx (Debian package nginx or nginx-light) runs with one
-worker process and its own temporary config; it listens on 127.0.0.1 only.
+(there should be none) and the bytes of the output folder (of which WARC files). nginx
+(Debian package nginx or nginx-light) runs with one worker process and its own temporary
+config; it listens on 127.0.0.1 only.
 """
 
 from __future__ import annotations

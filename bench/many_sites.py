@@ -170,7 +170,8 @@ def run_one(sites: int, args, folder: str) -> dict:
         })
     else:
         result["stacks"] = run.stacks[:MAX_STACK_CHARS]
-        result["stderr_tail"] = run.stderr[:run.stderr.find("=== SIGABRT")][-4000:] if run.stacks else run.stderr[-4000:]
+        result["stderr_tail"] = (run.stderr[:run.stderr.find("=== SIGABRT")][-4000:] if run.stacks
+                                 else run.stderr[-4000:])
     result["ok"] = bool(run.outcome == "finished" and run.returncode == 0 and log["ok"] and summary
                         and summary["reconciled"] and result["records_match_expected"]
                         and not result["urls_recorded_twice"] and not result["emfile_records"])
@@ -188,7 +189,8 @@ def _line(r: dict) -> str:
     return (head + f" (x{r['wall_over_politeness_bound']})  cpu {r['cpu_s']} s, cpu bound "
             f"{r['cpu_bound_s']} s (x{r['wall_over_cpu_bound']})  dispatcher "
             f"{r['cpu_ms_per_url_by_role'].get('dispatcher')} ms/URL  peak MiB {r['peak_rss_mib_by_role']}  "
-            f"peak fds {fds} (server {s['fds_listening']} -> {s['peak_fds']})  overlaps {s['overlaps']}  min gap {s['min_gap_ms']} ms  "
+            f"peak fds {fds} (server {s['fds_listening']} -> {s['peak_fds']})  overlaps {s['overlaps']}  "
+            f"min gap {s['min_gap_ms']} ms  "
             f"gaps < delay {s['gaps_under_delay']}  missing {r['missing']}  repeated {len(r['repeated'])}  "
             f"reconciled {r['reconciled']}  {'OK' if r['ok'] else 'FAIL'}")
 

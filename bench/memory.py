@@ -23,8 +23,9 @@ the crawler's tree):
     with the dispatcher (copy-on-write); USS counts only its private pages. The table and
     the slopes are RSS; USS is in the JSON and dashed on the plot.
   * URLs done: lines of ``DIR/pages-*.jsonl`` (one record per finished URL; the crawl
-    runs without ``--compress``, so every shard stays plain), read incrementally; and, from the crawler's progress line on stderr (every second), the
-    frontier size and the URLs in flight, so URLs claimed = done + frontier + in flight.
+    runs without ``--compress``, so every shard stays plain), read incrementally; and, from
+    the crawler's progress line on stderr (every second), the frontier size and the URLs in
+    flight, so URLs claimed = done + frontier + in flight.
 Roles (dispatcher, manager, fetcher, other) come from ``DIR/summary.json`` (``processes``)
 after the crawl.
 
@@ -632,7 +633,8 @@ def main() -> int:
     plotted = plot(run, result, png)
     keep = {k: v for k, v in run.items() if k != "samples"}
     with open(os.path.join(args.results, "memory.json"), "w") as f:
-        json.dump({"settings": vars(args), "source": source_state(), "site_bytes": site_bytes, "generate_s": round(gen_s, 2),
+        json.dump({"settings": vars(args), "source": source_state(), "site_bytes": site_bytes,
+                   "generate_s": round(gen_s, 2),
                    "run": keep, "model_bytes": mdl, "result": result,
                    "nginx_requests": sum(hits.values()), "nginx_duplicates": sum(hits.values()) - len(hits),
                    "samples": run["samples"]}, f, indent=None, separators=(",", ":"))

@@ -7,8 +7,9 @@ Usage:
 
 Builds one record per ``.html`` file under ``--root`` the way a fetcher does (decode,
 Markdown with crawler.content.markdown, the record's fields; fetch metadata made up), ``--copies``
-times (the Markdown made once per file, URLs distinct per copy), and writes them round-robin over ``--workers`` shard writers
-(the crawler's :class:`crawler.output.writers.ShardWriter`) with ``--shard-mib``. Then, for no
+times (the Markdown made once per file, URLs distinct per copy), and writes them round-robin
+over ``--workers`` shard writers (the crawler's :class:`crawler.output.writers.ShardWriter`)
+with ``--shard-mib``. Then, for no
 compression, gzip and zstd, in a fresh folder each: the write wall time (closed shards
 compressed by the writer, as a fetcher does), :func:`crawler.output.shards.finish_shards` (the
 end-of-crawl compression of the last shards), :func:`crawler.output.shards.write_manifest`

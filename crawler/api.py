@@ -108,7 +108,7 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
     try:
         with signals_deferred(ctx.get_start_method()):  # a Ctrl-C waits for the children to boot
             manager = start_manager(ctx)
-            table = manager.VisitedTable(config.shards)
+            table = manager.VisitedTable(config.shards)  # type: ignore[attr-defined]  # VisitedManager.register()
             report = resume.prepare(config, store, table)
             expected = map_report.expected_urls(config) if config.mode == "crawl" else None
             dispatcher = Dispatcher(config, ctx, table, manager, DiskFrontier(store), store,

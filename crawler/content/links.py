@@ -106,7 +106,7 @@ def extract(text: str) -> PageLinks:
     try:
         for el in root.iter(*_WANTED):
             tag = el.tag
-            attr = LINK_ATTRIBUTES.get(tag)
+            attr = LINK_ATTRIBUTES.get(tag)  # type: ignore[arg-type]  # iter(*_WANTED): a str tag
             if attr is not None:
                 value = el.get(attr)
                 if value is not None:

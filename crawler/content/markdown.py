@@ -98,10 +98,11 @@ class CorpusHTML2Text(html2text.HTML2Text):
             return
         self._in_cell = in_cell
         if in_cell:
-            self.o = self._cell_o
-            self.p = self._cell_space
-            self.pbr = self._cell_space
-            self.handle_data = self._cell_data
+            # instance attributes shadow html2text's methods on purpose (docstring above)
+            self.o = self._cell_o  # type: ignore[method-assign]
+            self.p = self._cell_space  # type: ignore[method-assign]
+            self.pbr = self._cell_space  # type: ignore[method-assign]
+            self.handle_data = self._cell_data  # type: ignore[method-assign]
         else:
             del self.o, self.p, self.pbr, self.handle_data
 

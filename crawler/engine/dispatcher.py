@@ -389,6 +389,7 @@ class Dispatcher:
         if message.outcome == ROBOTS:
             if (KIND_ROBOTS_REDIRECT, message.url) in self.pool.owner:  # a redirect's target
                 task = self.pool.release(KIND_ROBOTS_REDIRECT, message.url)
+                assert task is not None  # in pool.owner: checked above
                 self._finished(KIND_ROBOTS_REDIRECT, message.url, now, message)
                 for origin in self._robots_waiting.pop(message.url, []):
                     self._robots_answer(origin, message, task.depth, now)

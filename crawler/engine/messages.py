@@ -163,4 +163,4 @@ class Exchanged:
 
 
 for _cls in (FetchTask, TaskDone, Exchanged):
-    _cls.__reduce__ = _reduce
+    _cls.__reduce__ = _reduce  # type: ignore[method-assign]  # deliberate: compact pickles

@@ -132,6 +132,7 @@ class Politeness:
         """Most requests in flight to an origin in ``state``."""
         if self.adaptive or state.delay_s > 0:
             return 1
+        assert self.per_host is not None  # not adaptive: per_host was given
         return self.per_host
 
     def dispatched(self, origin: str, now: float) -> None:

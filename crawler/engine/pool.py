@@ -26,6 +26,9 @@ import os
 import queue
 import select
 import time
+from multiprocessing.connection import Connection
+from multiprocessing.process import BaseProcess
+from multiprocessing.queues import Queue
 
 from crawler.engine.messages import STOP, FetchTask
 from crawler.engine.worker import fetcher_main
@@ -64,9 +67,9 @@ class FetcherPool:
         self.queue_bound = max(1, -(-config.task_queue_size // config.workers))
         #: tasks a fetcher may hold, given and not reported: its queue bound plus threads
         self.capacity = self.queue_bound + config.threads
-        self.processes: dict[int, object] = {}
-        self.task_queues: dict[int, object] = {}
-        self.result_pipes: dict[int, object] = {}  # fetcher id -> read end of its pipe
+        self.processes: dict[int, BaseProcess] = {}
+        self.task_queues: dict[int, Queue[FetchTask | None]] = {}  # None: STOP
+        self.result_pipes: dict[int, Connection] = {}  # fetcher id -> read end of its pipe
         self.load: dict[int, int] = {}  # fetcher id -> tasks given and not reported
         self.heard_at: dict[int, float] = {}  # fetcher id -> monotonic time of its last message
         self._poller = select.poll()  # the result pipes' read ends, registered once
@@ -122,7 +125,7 @@ class FetcherPool:
             process.kill()
         return hung
 
-    def remove(self, worker_id: int) -> tuple[object, list]:
+    def remove(self, worker_id: int) -> tuple[BaseProcess, list]:
         """Forget a dead fetcher's process, queue and pipe. Returns ``(process,
         messages)``: the complete messages it sent before dying, which count first;
         then :meth:`held_by` lists the tasks it still held."""
@@ -237,6 +240,7 @@ class FetcherPool:
                     task = tasks.get(timeout=UNQUEUE_WAIT_S)
                 except queue.Empty:
                     break
+                assert task is not None  # STOP is put by shutdown(), after the take-back
                 self.release(task.kind, task.url)
                 taken.append(task)
         return taken

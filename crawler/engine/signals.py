@@ -20,7 +20,10 @@ import contextlib
 import logging
 import signal
 import threading
+from collections.abc import Callable
 from multiprocessing import resource_tracker
+from types import FrameType
+from typing import Any
 
 log = logging.getLogger("crawler")
 
@@ -77,7 +80,8 @@ class StopOnSignal:
         self.request_stop = None
         self.signalled = False
         self.finishing = False
-        self.previous: dict[int, object] = {}
+        #: signal -> handler replaced (signal.signal()'s return type)
+        self.previous: dict[int, Callable[[int, FrameType | None], Any] | int | signal.Handlers | None] = {}
 
     def attach(self, request_stop) -> None:
         """Call ``request_stop("interrupted")`` on the first signal (now, if it came)."""

@@ -310,6 +310,7 @@ class StateStore:
     def _connection(self) -> sqlite3.Connection:
         """The connection of this process, opened on first use."""
         if self._pid == os.getpid():
+            assert self._conn is not None  # set with _pid when opened
             if self._takes:
                 self._flush_takes(self._conn)
             return self._conn
@@ -542,6 +543,7 @@ class StateStore:
 
     def _set_batch(self, sql: str, urls: list[str], state: str, reason: str | None) -> None:
         conn = self._writer()
+        params: list[tuple[str | int | None, ...]]
         if state == FRONTIER:
             params = []
             for url in urls:
@@ -630,7 +632,7 @@ class StateStore:
     def counts(self) -> dict[str, int]:
         """Rows per state, every state present: {"frontier": n, "in_flight": n, ...}.
         Scans an index: 50 ms per 1M rows, so call it for a report, not every turn."""
-        totals = dict.fromkeys(STATES, 0)
+        totals: dict[str, int] = dict.fromkeys(STATES, 0)
         totals.update(self._connection().execute("SELECT state, count(*) FROM urls GROUP BY state"))
         return totals
 

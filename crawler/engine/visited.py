@@ -35,7 +35,7 @@ IN_FLIGHT, VISITED, FAILED, SKIPPED = 1, 2, 3, 4
 #: State names as reported by :meth:`VisitedTable.state` and :meth:`VisitedTable.counts`.
 STATE_NAMES = {IN_FLIGHT: UrlState.IN_FLIGHT, VISITED: UrlState.VISITED, FAILED: UrlState.FAILED,
                SKIPPED: UrlState.SKIPPED}
-_FINAL = {UrlState.VISITED: VISITED, UrlState.FAILED: FAILED, UrlState.SKIPPED: SKIPPED}
+_FINAL: dict[str, int] = {UrlState.VISITED: VISITED, UrlState.FAILED: FAILED, UrlState.SKIPPED: SKIPPED}
 
 
 class VisitedTable:
@@ -98,7 +98,7 @@ class VisitedTable:
         with self._locks[index]:
             current = self._shards[index].get(fp)
             if current != IN_FLIGHT:
-                name = STATE_NAMES.get(current, "unseen")
+                name = STATE_NAMES.get(current, "unseen")  # type: ignore[arg-type]  # None: a miss
                 raise ValueError(f"cannot mark {url!r}: it is {name}, not in flight")
             self._shards[index][fp] = state
 
@@ -197,7 +197,7 @@ class VisitedTable:
 
     def counts(self) -> dict[str, int]:
         """Per-state counts: {"in_flight": n, "visited": n, "failed": n, "skipped": n}."""
-        totals = dict.fromkeys(STATE_NAMES.values(), 0)
+        totals: dict[str, int] = dict.fromkeys(STATE_NAMES.values(), 0)
         for index, shard in enumerate(self._shards):
             with self._locks[index]:
                 values = list(shard.values())

@@ -67,7 +67,7 @@ class Watchdog:
         """The stall report at ``now``, or ``None`` while the crawl progresses."""
         d = self.dispatcher
         if now - d.loop_turned_at >= self.stall_s:
-            frame = sys._current_frames().get(self._main)
+            frame = sys._current_frames().get(self._main)  # type: ignore[arg-type]  # None: a miss
             stack = "".join(traceback.format_stack(frame)) if frame is not None else "(no stack)"
             return (f"stall: the dispatcher loop has not turned for {now - d.loop_turned_at:.0f} s; "
                     f"its stack:\n{stack}")

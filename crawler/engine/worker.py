@@ -216,7 +216,7 @@ class PageProcessor:
         if sitemap.kind == "sitemapindex":
             return TaskDone(self.worker_id, task.url, SITEMAP, response.status, sitemap.error,
                             len(response.body), sitemaps=sitemap.urls)
-        claims = {}
+        claims: dict[str, FetchTask] = {}
         for sent in sitemap.urls:
             key = key_of(sent)
             if key in self.scope and self.offered.first_offer(key):
@@ -309,6 +309,7 @@ class PageProcessor:
         return self._finish(task, FAILED, response, {"error": reason}, ())
 
     def _redirect(self, task: FetchTask, response: Response) -> TaskDone:
+        assert response.location is not None  # _run() sends only a redirect here
         sent = request_url(response.location, response.url)
         if sent is None:
             return self._fail(task, "bad redirect location", response)
@@ -342,6 +343,7 @@ class PageProcessor:
                 claims.append(FetchTask(link, depth, task.url, (), _unless_key(sent, link)))
         fingerprint = near_hash = None
         if not self.mapping:
+            assert markdown is not None  # page_markdown()'s
             fingerprint, near_hash = markdown_fingerprint(markdown), simhash(markdown)
         fields = {"title": page.title, "markdown": markdown, "fingerprint": fingerprint,
                   "canonical": None, "duplicate_of": None, "content": content,
@@ -349,10 +351,13 @@ class PageProcessor:
                   **self._map_fields(PAGE, response)}
         if page.canonical is not None:
             fields["canonical"] = normalize(page.canonical, base)
+        registered: tuple[int, int] | None = None
         if markdown:  # an exact duplicate is recorded, its Markdown not written twice
+            assert fingerprint is not None and near_hash is not None  # not mapping: set above
+            registered = (int(fingerprint, 16), near_hash)
             try:
                 first, near, distance = self.table.register_content(
-                    int(fingerprint, 16), near_hash, task.url)
+                    registered[0], near_hash, task.url)
             except Exception:  # the table failed: keep the page; settle() reports it
                 first = near = distance = None
             if first is not None:
@@ -360,7 +365,6 @@ class PageProcessor:
             elif near is not None:  # flagged, not dropped: its Markdown is kept
                 fields.update(near_duplicate_of=near, near_duplicate_distance=distance)
         done = self._finish(task, PAGE, response, fields, edges, claims)
-        registered = (int(fingerprint, 16), near_hash) if markdown else None
         return dataclasses.replace(done, duplicate=fields["duplicate_of"] is not None,
                                    near_duplicate=fields.get("near_duplicate_of") is not None,
                                    content=registered)

@@ -192,10 +192,11 @@ class LinkGraph:
                         continue
                     source_url, target_url, kind, scope = parts
                     if source_url != last_url:  # a page's edges come together: one lookup
-                        source = ids.get(source_url)
-                        if source is None:
-                            source = ids[source_url] = len(urls)
+                        known = ids.get(source_url)
+                        if known is None:
+                            known = ids[source_url] = len(urls)
                             urls.append(source_url)
+                        source = known
                         last_url = source_url
                         if source != graph._last_source:
                             runs.append(len(src))
@@ -368,11 +369,11 @@ class LinkGraph:
                     kids_lo[parent], kids_hi[parent] = lo, len(kids)
                 level = kids[following_from:].tolist()
         lines: list[tuple[int, str]] = []
-        for r, url in top:
-            if r is None:
+        for top_rank, url in top:
+            if top_rank is None:
                 lines.append((0, url))
                 continue
-            stack = [(0, r)]
+            stack = [(0, top_rank)]
             while stack:
                 depth, node = stack.pop()
                 lines.append((depth, urls[node]))

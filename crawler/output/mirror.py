@@ -251,7 +251,8 @@ def remove_mirror(out_dir: str) -> int:
     index = os.path.join(site, INDEX_FILE)
     if not os.path.isfile(index):
         return 0
-    removed, folders = 0, set()
+    removed = 0
+    folders: set[str] = set()
     with open(index, encoding="utf-8") as f:
         next(f, None)  # header
         files = {line.rstrip("\n").split("\t")[1] for line in f if "\t" in line}

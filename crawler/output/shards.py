@@ -33,6 +33,7 @@ import os
 import re
 import zlib
 from collections.abc import Iterator
+from typing import Protocol
 
 from crawler.vocabulary import UrlState
 
@@ -302,10 +303,17 @@ def finish_shards(out_dir: str, compression: str | None) -> list[str]:
             for shard in list_shards(out_dir) if shard.compression is None]
 
 
+class _Decompressor(Protocol):
+    """What :func:`_measure` uses of a zlib or zstandard decompression object."""
+
+    def decompress(self, data: bytes, /) -> bytes: ...
+
+
 def _measure(shard: Shard) -> dict:
     """One read of the file: its SHA-256, size, and the uncompressed size and lines
     (a gzip shard is one member, as :func:`compress_shard` writes it)."""
     digest, size, plain_bytes, records = hashlib.sha256(), 0, 0, 0
+    unpack: _Decompressor | None
     if shard.compression == "gzip":
         unpack = zlib.decompressobj(wbits=31)
     elif shard.compression == "zstd":

@@ -11,6 +11,7 @@ worst leave one partial last line.
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
@@ -74,7 +75,7 @@ class ShardWriter:
         self.out_dir, self.worker_id = out_dir, worker_id
         self.max_bytes, self.compression = max_bytes, compression
         self._number = next_shard_number(out_dir, worker_id)
-        self._file = None
+        self._file: io.BufferedWriter | None = None
         self._size = 0
         self._lock = threading.Lock()
 

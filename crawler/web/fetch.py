@@ -14,6 +14,7 @@ import logging
 import socket
 import threading
 import time
+from typing import TYPE_CHECKING
 
 import requests
 import urllib3
@@ -72,7 +73,13 @@ class _Deadline:
 _ACTIVE = threading.local()
 
 
-class _WatchedConnectionMixin:
+if TYPE_CHECKING:  # the connection classes the mixin goes before (below)
+    _ConnectionBase = HTTPConnection
+else:
+    _ConnectionBase = object
+
+
+class _WatchedConnectionMixin(_ConnectionBase):
     """Hands the connection's socket to the running request's :class:`_Deadline` once the
     request is sent, before urllib3 starts reading the status line and headers. When the
     GET is recorded (an :class:`Exchange` is active), it also keeps the bytes of the
@@ -89,7 +96,7 @@ class _WatchedConnectionMixin:
             result = super().request(*args, **kwargs)
         finally:
             if exchange is not None:
-                exchange.request_head, self._sent = b"".join(self._sent), None
+                exchange.request_head, self._sent = b"".join(self._sent), None  # type: ignore[arg-type]  # set above
         if exchange is not None:
             exchange.peer_ip = _peer_ip(self.sock)
         deadline = getattr(_ACTIVE, "deadline", None)
@@ -431,7 +438,8 @@ class HttpClient:
     def _read_body(self, raw, cap: int) -> tuple[bytes, bool]:
         """Read the decoded body in ``read1`` steps (each returns as soon as any data
         arrived), up to the size cap. The deadline is the watchdog's (:meth:`get`)."""
-        chunks, size = [], 0
+        chunks: list[bytes] = []
+        size = 0
         while True:
             chunk = raw.read1(READ_CHUNK_BYTES, decode_content=True)
             if not chunk:

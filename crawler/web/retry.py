@@ -71,8 +71,7 @@ def backoff_s(attempt: int, base_s: float, cap_s: float, rng: random.Random | No
     so that many URLs failing together do not come back together ("equal jitter").
     ``attempt`` counts from 0 (the first retry waits about ``base_s``).
     """
-    rng = rng or random
-    return min(cap_s, base_s * (2 ** min(attempt, 30))) * (0.5 + rng.random())
+    return min(cap_s, base_s * (2 ** min(attempt, 30))) * (0.5 + (rng or random).random())
 
 
 class RetryQueue:

@@ -130,7 +130,9 @@ def product_token(user_agent: str) -> str:
     ``'mybot'`` -> ``'mybot'``; ``''`` or ``'/1.0'`` -> ``''`` (only a ``*`` group
     matches it). Case is kept; protego matches case-insensitively.
     """
-    return _PRODUCT.match(user_agent).group(1)
+    m = _PRODUCT.match(user_agent)
+    assert m is not None  # every part is optional: the regex matches any string
+    return m.group(1)
 
 
 def _robots_text(body: bytes) -> str:
@@ -237,8 +239,8 @@ class RobotsRules:
         rate = self.parser.request_rate(token)
         if rate is not None:
             delays.append(rate.seconds / rate.requests)
-        delays = [float(d) for d in delays if d is not None]
-        return max(delays) if delays else None
+        known = [float(d) for d in delays if d is not None]
+        return max(known) if known else None
 
     def status_line(self) -> str:
         """The outcome as a report shows it (``sites.tsv``): the HTTP status of a parsed

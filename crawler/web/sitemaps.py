@@ -54,7 +54,7 @@ import dataclasses
 import re
 import zlib
 from collections.abc import Iterable
-from typing import Literal
+from typing import Final, Literal, cast
 
 from lxml import etree
 
@@ -74,13 +74,18 @@ GZIP_MAGIC = b"\x1f\x8b"
 #: Bytes decompressed per step: the overshoot past the limit is at most this.
 _CHUNK_BYTES = 1024 * 1024
 
-URLSET, SITEMAPINDEX, INVALID = "urlset", "sitemapindex", "invalid"
+URLSET: Final = "urlset"
+SITEMAPINDEX: Final = "sitemapindex"
+INVALID: Final = "invalid"
 _ENTRY = {URLSET: "url", SITEMAPINDEX: "sitemap"}
 _UTF8_BOM = b"\xef\xbb\xbf"
 _WHITESPACE = b" \t\r\n"
 # An '&' that starts no entity or character reference (XML 1.0 §4.1, ASCII names).
 _BARE_AMPERSAND = re.compile(rb"&(?![A-Za-z_:][-A-Za-z0-9_.:]*;|#[0-9]+;|#x[0-9A-Fa-f]+;)")
 _CDATA_START, _CDATA_END = b"<![CDATA[", b"]]>"
+
+#: What a sitemap document is.
+SitemapKind = Literal["urlset", "sitemapindex", "invalid"]
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -96,7 +101,7 @@ class Sitemap:
             several reasons joined with ``'; '``.
     """
 
-    kind: Literal["urlset", "sitemapindex", "invalid"]
+    kind: SitemapKind
     urls: tuple[str, ...] = ()
     error: str | None = None
 
@@ -250,7 +255,8 @@ def _parse_xml(data: bytes, base_url: str) -> Sitemap:
         notes.insert(0, f"malformed XML, recovered: {first.message.strip()} (line {first.line})")
     if bare:
         notes.insert(0, f"{bare} bare '&' read as '&amp;'")
-    return Sitemap(qname.localname, tuple(urls), "; ".join(notes) or None)
+    # the root is <urlset> or <sitemapindex>: checked against _ENTRY above
+    return Sitemap(cast(SitemapKind, qname.localname), tuple(urls), "; ".join(notes) or None)
 
 
 def _parse_text(data: bytes) -> Sitemap:

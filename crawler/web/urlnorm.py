@@ -68,6 +68,7 @@ def split_reference(ref: str) -> Parts:
     scheme = m.group(2)
     if scheme is not None and not _SCHEME.fullmatch(scheme):
         m = _SPLIT_RELATIVE.match(ref)
+        assert m is not None  # every group is optional: the regex matches any string
         scheme = None
     return Parts(scheme, m.group(4), m.group(5), m.group(7), m.group(9))
 
@@ -268,6 +269,9 @@ def normalize_authority(authority: str | None, scheme: str) -> str | None:
     """Steps 4-5 on ``[userinfo@]host[:port]`` (RFC 3986 §3.2); ``None`` if invalid."""
     if authority is None:
         return None
+    userinfo: str | None
+    host: str | None
+    port: str | None
     userinfo, _, hostport = authority.rpartition("@")
     if hostport.startswith("["):
         end = hostport.find("]") + 1
