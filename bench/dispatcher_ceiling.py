@@ -317,7 +317,7 @@ def parts(count: int = 20_000) -> dict:
     (the feeder thread included), and the state store's per-task writes at 1,000 origins."""
     import pickle
 
-    from crawler.web.robots import origin_of
+    from crawler.web.urlnorm import origin_of
     urls = [f"{origin(i % 1000)}/docs/section-{i % 97}/page-{i}.html" for i in range(4 * count)]
     task = FetchTask(urls[0], 3, urls[1])
     done = TaskDone(0, urls[0], PAGE, 200, body_bytes=1000, latency_s=0.0,

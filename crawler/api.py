@@ -42,7 +42,7 @@ from crawler.errors import Aborted, CrawlerError, FetcherDied, ManagerDied, Outp
 from crawler.output import map_report, mirror, sites, warc
 from crawler.output.graph import LinkGraph, write_tree
 from crawler.output.shards import finish_shards, write_manifest
-from crawler.web.robots import origin_of
+from crawler.web.urlnorm import origin_of
 
 log = logging.getLogger("crawler")
 

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import strategies as st
 from protego import Protego
 
-from crawler.web import robots
+from crawler.web import robots, urlnorm
 from crawler.web.robots import (
     ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsRules, origin_of, product_token, robots_url,
 )
@@ -54,7 +54,7 @@ def test_origin_of(url, expected):
 def test_origin_of_fast_path_agrees_with_the_rfc_3986_split(prefix, rest):
     url = prefix + rest
     try:
-        expected = robots._origin_by_split(url)
+        expected = urlnorm._origin_by_split(url)
     except ValueError:
         with pytest.raises(ValueError):
             origin_of(url)

@@ -20,8 +20,9 @@ from crawler.config import MAX_SITEMAP_LEVELS, MAX_SITEMAPS
 from crawler.engine.messages import KIND_SITEMAP, FetchTask, TaskDone
 from crawler.engine.politeness import Politeness
 from crawler.web.retry import backoff_s
-from crawler.web.robots import RobotsRules, origin_of
+from crawler.web.robots import RobotsRules
 from crawler.web.sitemaps import sitemap_candidates
+from crawler.web.urlnorm import origin_of
 
 log = logging.getLogger("crawler")
 

@@ -97,8 +97,9 @@ from crawler.engine.watchdog import Watchdog
 from crawler.errors import CrawlerError, FetcherDied, ManagerDied
 from crawler.web.fetch import DEFAULT_USER_AGENT
 from crawler.web.retry import RetryQueue, backoff_s
-from crawler.web.robots import ROBOTS_MAX_REDIRECTS, origin_of
+from crawler.web.robots import ROBOTS_MAX_REDIRECTS
 from crawler.web.traps import guard_reason
+from crawler.web.urlnorm import origin_of
 
 log = logging.getLogger("crawler")
 

@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from crawler.engine.messages import FetchTask
-from crawler.web.robots import origin_of
+from crawler.web.urlnorm import origin_of
 
 
 class Frontier(Protocol):

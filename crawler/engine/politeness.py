@@ -1,6 +1,6 @@
 """Per-host politeness: which origins the dispatcher may send a request to now.
 
-An *origin* (``scheme://host[:port]``, :func:`crawler.web.robots.origin_of`) is the unit of
+An *origin* (``scheme://host[:port]``, :func:`crawler.web.urlnorm.origin_of`) is the unit of
 politeness, as it is of robots.txt (RFC 9309 section 2.3: rules apply to the origin that
 served them). For each origin :class:`Politeness` keeps
 

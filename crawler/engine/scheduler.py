@@ -27,7 +27,7 @@ import logging
 
 from crawler.engine.messages import KIND_FAIL, KIND_PAGE, KIND_ROBOTS, KIND_ROBOTS_REDIRECT, FetchTask
 from crawler.engine.politeness import Politeness
-from crawler.web.robots import origin_of
+from crawler.web.urlnorm import origin_of
 
 log = logging.getLogger("crawler")
 

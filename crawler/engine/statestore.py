@@ -70,7 +70,7 @@ from crawler.engine.frontier import drain_in_order
 from crawler.engine.messages import KIND_PAGE, FetchTask
 from crawler.errors import StateError
 from crawler.vocabulary import UrlState
-from crawler.web.robots import origin_of
+from crawler.web.urlnorm import origin_of
 
 __all__ = ["DEFAULT_WINDOW", "FAILED", "FRONTIER", "IN_FLIGHT", "SKIPPED", "STATES", "STATE_FILE",
            "VISITED", "DiskFrontier", "StateError", "StateStore"]
@@ -158,7 +158,7 @@ CREATE TABLE IF NOT EXISTS contents (
 # has the status of origins an earlier run settled. Created on open when missing, as above.
 _ROBOTS_SCHEMA = """
 CREATE TABLE IF NOT EXISTS robots (
-    origin TEXT PRIMARY KEY,       -- scheme://host[:port] (crawler.web.robots.origin_of)
+    origin TEXT PRIMARY KEY,       -- scheme://host[:port] (crawler.web.urlnorm.origin_of)
     status TEXT NOT NULL           -- the last outcome: '200', '404', 'unreachable (http 503)'
 );
 """

@@ -65,10 +65,10 @@ from crawler.web.decode import decode_html, is_html_response
 from crawler.web.fetch import FetchError, HttpClient, Response
 from crawler.web.probe import body_needed, head_decides, probably_not_html
 from crawler.web.retry import is_transient, parse_retry_after
-from crawler.web.robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, origin_of, robots_url
+from crawler.web.robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, robots_url
 from crawler.web.scope import Scope
 from crawler.web.sitemaps import SITEMAP_MAX_BYTES, parse_sitemap
-from crawler.web.urlnorm import key_of, normalize, request_url
+from crawler.web.urlnorm import key_of, normalize, origin_of, request_url
 
 log = logging.getLogger("crawler")
 

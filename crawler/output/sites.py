@@ -5,7 +5,7 @@ disk, so after a resume it covers every run: the page records of all shards (pla
 compressed, :func:`crawler.output.shards.iter_records`), the skipped rows (those of
 ``skipped.tsv``) and the robots.txt outcomes kept in the state store
 (:meth:`crawler.engine.statestore.StateStore.robots_statuses`). A header line, then one row per
-origin (``scheme://host[:port]``, :func:`crawler.web.robots.origin_of`: ``http`` and
+origin (``scheme://host[:port]``, :func:`crawler.web.urlnorm.origin_of`: ``http`` and
 ``https`` of one host are two rows), sorted by origin; tab-separated:
 
 * ``pages``, ``non_html``, ``redirects``, ``failed``: records by outcome
@@ -33,7 +33,8 @@ from collections.abc import Iterable
 
 from crawler.output.shards import iter_records, outcome_of
 from crawler.vocabulary import UrlState
-from crawler.web.robots import IGNORED, origin_of
+from crawler.web.robots import IGNORED
+from crawler.web.urlnorm import origin_of
 
 #: The report's file name in the output folder.
 SITES_FILE = "sites.tsv"
