@@ -86,11 +86,12 @@ import crawler.engine.pool  # noqa: E402
 from crawler.api import finish_outputs  # noqa: E402
 from crawler.config import CrawlConfig  # noqa: E402
 from crawler.engine import resume  # noqa: E402
+from crawler.engine.diskfrontier import DiskFrontier  # noqa: E402
 from crawler.engine.dispatcher import Dispatcher  # noqa: E402
 from crawler.engine.lifeline import watch_parent  # noqa: E402
 from crawler.engine.messages import KIND_ROBOTS, PAGE, ROBOTS, STOP, Exchanged, FetchTask, TaskDone  # noqa: E402
 from crawler.engine.signals import child_signals  # noqa: E402
-from crawler.engine.statestore import DiskFrontier, StateStore  # noqa: E402
+from crawler.engine.statestore import StateStore  # noqa: E402
 from crawler.engine.visited import start_manager  # noqa: E402
 
 MIB = 2 ** 20

@@ -30,11 +30,12 @@ import time
 
 from crawler.config import CrawlConfig
 from crawler.engine import resume
+from crawler.engine.diskfrontier import DiskFrontier
 from crawler.engine.dispatcher import Dispatcher
 from crawler.engine.messages import FAILED, NON_HTML, PAGE, REDIRECT
 from crawler.engine.scheduler import SITE_LIMIT
 from crawler.engine.signals import StopOnSignal, signals_deferred
-from crawler.engine.statestore import CONTENT_DUPLICATE, CONTENT_NEAR, DiskFrontier, StateStore
+from crawler.engine.statestore import CONTENT_DUPLICATE, CONTENT_NEAR, StateStore
 from crawler.engine.statestore import FAILED as FAILED_STATE
 from crawler.engine.statestore import VISITED as VISITED_STATE
 from crawler.engine.visited import start_manager

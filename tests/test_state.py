@@ -20,8 +20,9 @@ from crawler.errors import CrawlerError
 from crawler.engine.frontier import MemoryFrontier
 from crawler.engine.messages import KIND_ROBOTS, KIND_SITEMAP, FetchTask
 from crawler.engine.statestore import (CONTENT_DUPLICATE, CONTENT_FIRST, CONTENT_NEAR, FAILED, FRONTIER,
-                           IN_FLIGHT, SKIPPED, STATE_FILE, STATES, VISITED, DiskFrontier,
+                           IN_FLIGHT, SKIPPED, STATE_FILE, STATES, VISITED,
                            StateError, StateStore)
+from crawler.engine.diskfrontier import DEFAULT_BUDGET, DiskFrontier
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -453,7 +454,7 @@ def test_the_budget_bounds_memory_over_many_origins(store):
     assert frontier._in_memory == loaded_rows_of(store) == 0
 
 
-def _random_run(seed: int, window: int, store: StateStore, budget: int = state_module.DEFAULT_BUDGET) -> None:
+def _random_run(seed: int, window: int, store: StateStore, budget: int = DEFAULT_BUDGET) -> None:
     """Random pushes and pops (of an origin or any), push-backs of popped tasks with a
     new attempt, sitemap tasks and commits, on a DiskFrontier and a MemoryFrontier:
     the same tasks must come out in the same order."""
@@ -630,7 +631,8 @@ CRASH_SCRIPT = textwrap.dedent("""
     import os, signal, sys
     sys.path.insert(0, sys.argv[3])
     from crawler.engine.messages import FetchTask
-    from crawler.engine.statestore import DiskFrontier, StateStore, VISITED
+    from crawler.engine.diskfrontier import DiskFrontier
+    from crawler.engine.statestore import StateStore, VISITED
 
     path, how = sys.argv[1], sys.argv[2]
     store = StateStore(path)

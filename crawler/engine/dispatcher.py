@@ -129,7 +129,7 @@ class Dispatcher:
         store: the crawl's :class:`crawler.engine.statestore.StateStore`, or None (nothing kept on
             disk: no resume). With a store, every URL's state goes to disk, committed
             every :data:`COMMIT_INTERVAL_S`, and the frontier should be a
-            :class:`crawler.engine.statestore.DiskFrontier` on it.
+            :class:`crawler.engine.diskfrontier.DiskFrontier` on it.
         expected_urls: URLs the crawl is expected to finish (from a map:
             :func:`crawler.output.map_report.expected_urls`), the progress display's total;
             None: ``config.max_pages`` (or no total).
