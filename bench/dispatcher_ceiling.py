@@ -245,7 +245,7 @@ def run_case(origins: int, pages: int, links: int, per_host: int | None, workers
         if memory:  # the product's last step: skipped.tsv, sites.tsv, summary.json
             marks["samples_before_finish"] = len(samples)
             finish0 = time.process_time()
-            summary = finish_outputs(config, dispatcher, counts, wall)
+            summary = finish_outputs(config, dispatcher.outcome(), table, counts, wall)
             marks["finish_outputs_cpu_s"] = round(time.process_time() - finish0, 3)
             marks["rss_after_finish_outputs"] = me.memory_info().rss
             marks["summary_skipped"] = summary["skipped"]

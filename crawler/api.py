@@ -27,17 +27,17 @@ import multiprocessing
 import os
 import shutil
 import time
+from collections.abc import Callable
 
 from crawler.config import CrawlConfig
 from crawler.engine import resume
 from crawler.engine.diskfrontier import DiskFrontier
 from crawler.engine.dispatcher import Dispatcher
 from crawler.engine.messages import FAILED, NON_HTML, PAGE, REDIRECT
+from crawler.engine.outcome import CrawlOutcome
 from crawler.engine.scheduler import SITE_LIMIT
 from crawler.engine.signals import StopOnSignal, signals_deferred
-from crawler.engine.statestore import CONTENT_DUPLICATE, CONTENT_NEAR, StateStore
-from crawler.engine.statestore import FAILED as FAILED_STATE
-from crawler.engine.statestore import VISITED as VISITED_STATE
+from crawler.engine.statestore import StateStore
 from crawler.engine.visited import start_manager
 from crawler.errors import Aborted, CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
 from crawler.output import map_report, mirror, sites, warc
@@ -135,8 +135,8 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
             states = table.counts()
         except (OSError, EOFError):  # the manager died: its counts are lost
             states = None
-        summary = finish_outputs(config, dispatcher, states,
-                                 time.monotonic() - started, aborted)
+        outcome = dispatcher.outcome()
+        summary = finish_outputs(config, outcome, table, states, time.monotonic() - started, aborted)
     finally:
         if manager is not None:
             manager.shutdown()
@@ -145,11 +145,11 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
         raise KeyboardInterrupt(f"{aborted}; outputs in {config.out_dir}")
     if aborted is not None:
         raise type(aborted)(f"{aborted}; the crawl stopped, outputs in {config.out_dir}")
-    seed = dispatcher.seed_outcome
+    seed = outcome.seed_outcome
     if seed is not None and seed.outcome == FAILED and summary["visited"] == 0:
         raise SeedFailed(f"seed {seed.url} could not be crawled ({seed.error}); "
                          f"outputs in {config.out_dir}")
-    seed_skips = dispatcher.seed_skips
+    seed_skips = outcome.seed_skips
     if summary["visited"] == 0 and seed_skips and seed is None:
         raise SeedFailed(f"seed {config.seed_keys[0]} could not be crawled ({seed_skips[0]}); "
                          f"outputs in {config.out_dir}")
@@ -188,7 +188,7 @@ NEVER_CLAIMED = "aborted: linked from a recorded page, never claimed"
 LOST_WITH_FETCHER = "claimed by a fetcher that died before reporting it"
 
 
-def never_claimed(config: CrawlConfig, graph: LinkGraph, tree, dispatcher: Dispatcher,
+def never_claimed(config: CrawlConfig, graph: LinkGraph, tree, is_listed: Callable[[str], bool],
                   reason: str = NEVER_CLAIMED) -> list:
     """After an abort: in-scope link targets of recorded pages that are neither recorded
     nor listed as skipped (the visited table failed before their claim, or the fetcher
@@ -197,7 +197,7 @@ def never_claimed(config: CrawlConfig, graph: LinkGraph, tree, dispatcher: Dispa
     Returns ``[(url, depth, parent, reason)]`` sorted by URL.
     """
     depth_of = {url: depth for depth, url in tree}  # the tree holds every processed URL
-    listed = dispatcher.is_listed
+    listed = is_listed
     found: dict[str, tuple[int, str]] = {}
     for source, target, _kind, in_scope in graph.edges_in_order():  # first parent read wins
         if not in_scope or source not in depth_of or target in found or listed(target):
@@ -220,12 +220,14 @@ def finish_page_shards(config: CrawlConfig) -> dict:
     return manifest
 
 
-def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | None,
+def finish_outputs(config: CrawlConfig, outcome: CrawlOutcome, table, states: dict | None,
                    wall_s: float, aborted: CrawlerError | None = None) -> dict:
     """Merge edges, derive the tree, list skipped URLs, compress the page shards, write
     ``manifest.json``, ``sites.tsv`` and ``summary.json``.
 
     Args:
+        outcome: what the dispatcher's run ended with (:meth:`Dispatcher.outcome`).
+        table: the visited table (links lost with a dead fetcher are marked skipped).
         states: the visited table's per-state counts, or None if the table was lost.
         aborted: the error that stopped the crawl early, if any.
 
@@ -237,28 +239,27 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
     edge_count = graph.write_tsv(os.path.join(out, "edges.tsv"))
     # A URL in flight at an abort whose edges are on disk was processed: its result
     # was lost, not its record (a record's edges are written just before it).
-    in_flight = [task for task, _reason in dispatcher.abandoned.values()]
-    if dispatcher.store is not None:  # every run's, not kept in memory while crawling
-        dispatcher.fetched = set(dispatcher.store.urls_in(VISITED_STATE, FAILED_STATE))
-        dispatcher.redirected = set(dispatcher.store.urls_with_reason(VISITED_STATE, "redirect"))
-    processed = dispatcher.fetched | {task.url for task in in_flight if graph.has_source(task.url)}
+    in_flight = [task for task, _reason in outcome.abandoned]
+    listing = outcome.listing
+    fetched = listing.fetched_urls()  # every run's, not kept in memory while crawling
+    processed = fetched | {task.url for task in in_flight if graph.has_source(task.url)}
     tree = graph.tree(config.seed_keys, processed)
     write_tree(tree, os.path.join(out, "tree.txt"))
     unclaimed = []  # in scope, linked from a recorded page, never claimed
     if aborted is not None:
-        unclaimed = never_claimed(config, graph, tree, dispatcher)
-    elif dispatcher.deaths:  # a fetcher that died after settling a page took its won links
-        unclaimed = never_claimed(config, graph, tree, dispatcher, LOST_WITH_FETCHER)
+        unclaimed = never_claimed(config, graph, tree, listing.is_listed)
+    elif outcome.fetcher_deaths:  # a fetcher that died after settling a page took its won links
+        unclaimed = never_claimed(config, graph, tree, listing.is_listed, LOST_WITH_FETCHER)
         try:
             for url, *_ in unclaimed:
-                if dispatcher.table.state(url) == "in_flight":
-                    dispatcher.table.mark(url, "skipped")
-            states = dispatcher.table.counts() if unclaimed and states is not None else states
+                if table.state(url) == "in_flight":
+                    table.mark(url, "skipped")
+            states = table.counts() if unclaimed and states is not None else states
         except Exception:  # the table is gone: the rows are listed all the same
             log.warning("could not mark URLs lost with a fetcher as skipped")
 
     def listed():  # every run's skips, then what this run left: streamed, never a list
-        return itertools.chain(dispatcher.skipped_rows(), dispatcher.unfinished_rows(), unclaimed)
+        return itertools.chain(listing.skipped_rows(), listing.unfinished_rows(), unclaimed)
 
     by_reason: collections.Counter[str] = collections.Counter()
     with open(os.path.join(out, "skipped.tsv"), "w", encoding="utf-8") as f:
@@ -266,11 +267,8 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         for url, depth, parent, reason in listed():
             f.write(f"{url}\t{depth}\t{parent or ''}\t{reason}\n")
             by_reason[reason] += 1
-    c = dispatcher.counters
-    duplicates, near_duplicates = c.duplicates, c.near_duplicates  # this run's
-    if dispatcher.store is not None:  # every run's
-        content = dispatcher.store.content_counts()
-        duplicates, near_duplicates = content[CONTENT_DUPLICATE], content[CONTENT_NEAR]
+    c = outcome.counters
+    duplicates, near_duplicates = listing.duplicate_counts()
     if states is None:  # the table is lost: what the dispatcher itself saw
         claimed, reconciled = None, False
         states = {"visited": c.visited, "failed": c.failed,
@@ -280,13 +278,13 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         reconciled = (claimed == states["visited"] + states["failed"] + states["skipped"]
                       and states["visited"] == c.visited and states["failed"] == c.failed)
     finish_page_shards(config)
-    robots = dispatcher.store.robots_statuses() if dispatcher.store is not None else {}
-    site_count = sites.write_sites(out, (row[0] for row in listed()), robots, config.obey_robots)
-    if dispatcher.store is not None:  # every run's claims
-        site_count = dispatcher.store.origin_count()
+    site_count = sites.write_sites(out, (row[0] for row in listed()), listing.robots_statuses(),
+                                   config.obey_robots)
+    stored = listing.site_count()  # every run's claims
+    site_count = site_count if stored is None else stored
     # Not done: an origin with URLs this run left (waiting, in flight, due for a retry),
     # unless only its --max-pages-per-site was reached (a resume skips them again).
-    busy = len({origin_of(url) for url, _depth, _parent, reason in dispatcher.unfinished_rows()
+    busy = len({origin_of(url) for url, _depth, _parent, reason in listing.unfinished_rows()
                 if reason != SITE_LIMIT})
     summary = {
         "seeds": list(config.seeds),
@@ -305,25 +303,25 @@ def finish_outputs(config: CrawlConfig, dispatcher: Dispatcher, states: dict | N
         "near_duplicates": near_duplicates,
         "failed_by_reason": dict(sorted(c.failed_by_reason.items())),
         "skipped_by_reason": dict(sorted(by_reason.items())),
-        "redirect_cycles": graph.redirect_cycles(dispatcher.redirected),
-        "robots_fetches": dispatcher.robots_fetches,
-        "sitemaps_read": dispatcher.sitemaps_read,
-        "retries": dispatcher.retries_scheduled,
-        "fetcher_deaths": dispatcher.deaths,
-        "stalls": dispatcher.watchdog.stalls,
-        "stopped": str(aborted) if aborted is not None else dispatcher.stop_reason,
+        "redirect_cycles": graph.redirect_cycles(listing.redirected_urls()),
+        "robots_fetches": outcome.robots_fetches,
+        "sitemaps_read": outcome.sitemaps_read,
+        "retries": outcome.retries,
+        "fetcher_deaths": outcome.fetcher_deaths,
+        "stalls": outcome.stalls,
+        "stopped": str(aborted) if aborted is not None else outcome.stop_reason,
         "edges": edge_count,
         "body_bytes": c.body_bytes,
         "wall_s": round(wall_s, 3),
         # rates of this run (its URLs over its wall time), also after a resume
         "urls_per_s": round((c.done - sum(c.earlier.values())) / wall_s, 2) if wall_s > 0 else None,
         "pages_per_s": round((c.outcomes[PAGE] - c.earlier[PAGE]) / wall_s, 2) if wall_s > 0 else None,
-        "cpu_s": round(dispatcher.monitor.cpu_s, 2),
-        "peak_rss_bytes": dispatcher.monitor.peak_rss_bytes,
-        "processes": dispatcher.monitor.by_role(),
+        "cpu_s": round(outcome.cpu_s, 2),
+        "peak_rss_bytes": outcome.peak_rss_bytes,
+        "processes": outcome.processes,
         "workers": config.workers,
         "threads": config.threads,
-        "start_method": dispatcher.ctx.get_start_method(),
+        "start_method": outcome.start_method,
     }
     if config.mirror:  # after a resume too: the records of every run
         try:

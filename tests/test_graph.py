@@ -357,8 +357,7 @@ def never_claimed_new(graph, tree, listed, max_depth):
 
     from crawler.api import never_claimed
     config = SimpleNamespace(max_depth=max_depth)
-    dispatcher = SimpleNamespace(is_listed=set(listed).__contains__)
-    return [row[:3] + ("x",) for row in never_claimed(config, graph, tree, dispatcher)]
+    return [row[:3] + ("x",) for row in never_claimed(config, graph, tree, set(listed).__contains__)]
 
 
 def test_loaded_graph_gives_the_dict_graphs_outputs_on_random_graphs(tmp_path):

@@ -82,16 +82,17 @@ from crawler.engine.messages import (
     FetchTask,
     TaskDone,
 )
+from crawler.engine.outcome import CrawlOutcome
 from crawler.engine.politeness import Politeness
 from crawler.engine.pool import FetcherPool
 from crawler.engine.progress import Progress, ProgressStats
 from crawler.engine.scheduler import SITE_LIMIT, Scheduler
+from crawler.engine.statestore import CONTENT_DUPLICATE, CONTENT_NEAR, content_kind
 from crawler.engine.statestore import FAILED as FAILED_STATE
 from crawler.engine.statestore import FRONTIER as FRONTIER_STATE
 from crawler.engine.statestore import IN_FLIGHT as IN_FLIGHT_STATE
 from crawler.engine.statestore import SKIPPED as SKIPPED_STATE
 from crawler.engine.statestore import VISITED as VISITED_STATE
-from crawler.engine.statestore import content_kind
 from crawler.engine.stats import CrawlCounters, ProcessTreeMonitor
 from crawler.engine.watchdog import Watchdog
 from crawler.errors import CrawlerError, FetcherDied, ManagerDied
@@ -715,6 +716,45 @@ class Dispatcher:
         if self.scheduler.site_full(origin_of(url)):
             return SITE_LIMIT
         return self.left_reason or "max-pages"
+
+    def outcome(self) -> CrawlOutcome:
+        """What this run ended with (after :meth:`run`, also after it raised): the input of
+        :func:`crawler.api.finish_outputs`. The dispatcher is its :class:`Listing`."""
+        return CrawlOutcome(
+            counters=self.counters, listing=self, stop_reason=self.stop_reason,
+            abandoned=tuple(self.abandoned.values()), seed_outcome=self.seed_outcome,
+            seed_skips=tuple(self.seed_skips), fetcher_deaths=self.deaths,
+            robots_fetches=self.robots_fetches, sitemaps_read=self.sitemaps_read,
+            retries=self.retries_scheduled, stalls=self.watchdog.stalls, cpu_s=self.monitor.cpu_s,
+            peak_rss_bytes=self.monitor.peak_rss_bytes, processes=self.monitor.by_role(),
+            start_method=self.ctx.get_start_method())
+
+    def fetched_urls(self) -> set[str]:
+        """Every URL with a record (visited or failed): every run's with a store."""
+        if self.store is None:
+            return set(self.fetched)
+        return set(self.store.urls_in(VISITED_STATE, FAILED_STATE))
+
+    def redirected_urls(self) -> set[str]:
+        """Every URL recorded as a redirect: every run's with a store."""
+        if self.store is None:
+            return set(self.redirected)
+        return set(self.store.urls_with_reason(VISITED_STATE, "redirect"))
+
+    def duplicate_counts(self) -> tuple[int, int]:
+        """``(exact, near)`` duplicate pages: every run's with a store."""
+        if self.store is None:
+            return self.counters.duplicates, self.counters.near_duplicates
+        content = self.store.content_counts()
+        return content[CONTENT_DUPLICATE], content[CONTENT_NEAR]
+
+    def robots_statuses(self) -> dict[str, str]:
+        """Each origin's last robots.txt outcome (kept in the store, also over resumes)."""
+        return self.store.robots_statuses() if self.store is not None else {}
+
+    def site_count(self) -> int | None:
+        """Origins with a claimed URL over every run (None without a store)."""
+        return self.store.origin_count() if self.store is not None else None
 
     def is_listed(self, url: str) -> bool:
         """True if ``url`` has a record or is listed as skipped or left (after
