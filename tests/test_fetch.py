@@ -1,5 +1,5 @@
-"""HttpClient against tests/siteserver.py routes and, for what a route cannot express
-(trickling, resets, request capture), a tiny raw socket server defined here."""
+"""HttpClient against tests/helpers/siteserver.py routes and, for what a route cannot
+express (trickling, resets, request capture), a tiny raw socket server defined here."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from crawler import __version__
 from crawler.web import fetch
 from crawler.config import CrawlConfig
 from crawler.web.fetch import DEFAULT_USER_AGENT, FetchError, HttpClient
-from siteserver import Route, SiteServer, redirect
+from tests.helpers.siteserver import Route, SiteServer, redirect
 
 WAIT_S = 10  # ceiling on every blocking wait of the raw server
 

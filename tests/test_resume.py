@@ -15,8 +15,8 @@ import time
 import pytest
 
 from crawler.engine.resume import cut_partial_line
-from crawlutil import read_records
-from siteserver import Route, SiteServer
+from tests.helpers.crawlutil import read_records
+from tests.helpers.siteserver import Route, SiteServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAGES = 120
@@ -141,7 +141,7 @@ def test_cut_partial_line(tmp_path, content, kept):
 
 
 def test_max_memory_slows_the_crawl_to_one_request_at_a_time(tmp_path):
-    from crawlutil import run_crawl
+    from tests.helpers.crawlutil import run_crawl
     paths = [f"/p{i}" for i in range(12)]
     with SiteServer({"/": Route("".join(f'<a href="{p}">{p}</a>' for p in paths))}) as site:
         site.routes.update({p: Route(f"<p>{p}</p>", delay_s=0.05) for p in paths})

@@ -22,9 +22,9 @@ from crawler.output.shards import (
     compress_shard, finish_shards, iter_lines, iter_records, list_shards, next_shard_number, parse_shard_name,
     settle, shard_name, write_manifest)
 from crawler.output.writers import RecordWriter, ShardWriter
-from crawlutil import read_records, run_crawl
-from siteserver import SiteServer
-from test_resume import DEADLINE_S, PAGES, GeneratedSite, markdown_by_path, reference, start  # noqa: F401
+from tests.helpers.crawlutil import read_records, run_crawl
+from tests.helpers.siteserver import SiteServer
+from tests.test_resume import DEADLINE_S, PAGES, GeneratedSite, markdown_by_path, reference, start  # noqa: F401
 
 FLASK_DOC = "/usr/share/doc/python-flask-doc/html"
 LIMIT = 250  # bytes per shard in the unit tests
