@@ -8,15 +8,9 @@ import psutil
 import pytest
 
 from tests.helpers.crawlutil import read_edges, run_crawl
-from tests.helpers.siteserver import Route, SiteServer, redirect
+from tests.helpers.siteserver import Route, SiteServer, page, redirect
 
 START_METHODS = ("fork", "spawn", "forkserver")
-
-
-def page(title: str, *hrefs: str, head: str = "", body: str = "") -> Route:
-    links = "".join(f'<li><a href="{h}">{h}</a></li>' for h in hrefs)
-    return Route(f"<html><head><title>{title}</title>{head}</head>"
-                 f"<body><h1>{title}</h1>{body}<ul>{links}</ul></body></html>")
 
 
 def crawl_children() -> list[psutil.Process]:

@@ -10,8 +10,7 @@ import time
 import zlib
 
 from tests.helpers.crawlutil import read_edges, run_crawl
-from tests.helpers.siteserver import Route, Sequence, SiteServer, redirect
-from tests.test_crawl import page
+from tests.helpers.siteserver import Route, Sequence, SiteServer, page, redirect
 
 PER_HOST = 4
 LONG = "/long/" + "a" * 400

@@ -20,8 +20,7 @@ from crawler.web.fetch import HttpClient
 from crawler.output.map_report import expected_urls, format_map, link_distances, section_of, tree_excerpt
 from crawler.web.probe import body_needed, head_decides, probably_not_html
 from tests.helpers.crawlutil import read_records
-from tests.helpers.siteserver import Route, SiteServer, redirect
-from tests.test_crawl import page
+from tests.helpers.siteserver import Route, SiteServer, page, redirect
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PDF = b"%PDF-1.4 " + b"x" * 991  # 1,000 bytes

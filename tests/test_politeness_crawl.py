@@ -14,8 +14,7 @@ from crawler.api import crawl
 from crawler.config import CrawlConfig
 from crawler.errors import SeedFailed
 from tests.helpers.crawlutil import read_records, run_crawl
-from tests.helpers.siteserver import Route, Sequence, SiteServer, redirect
-from tests.test_crawl import page
+from tests.helpers.siteserver import Route, Sequence, SiteServer, page, redirect
 
 ROBOTS = "text/plain"
 
