@@ -22,12 +22,11 @@ import time
 import urllib.parse
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(HERE, "..", "tests"), os.path.join(HERE, "..")]
+sys.path[:0] = [HERE, os.path.join(HERE, "..")]
 
 from nginx import Nginx, nginx_binary  # noqa: E402
-from reachable import reachable_html_pages  # noqa: E402
-
 from crawler.output.shards import iter_records  # noqa: E402
+from tests.helpers.reachable import reachable_html_pages  # noqa: E402
 
 
 def main() -> int:

@@ -5,10 +5,10 @@ Usage:
                                          [--threads 4] [--seed 1] [--robots-pad 0]
                                          [--stall 60] [--timeout S] [--keep]
 
-For each N: ``tests/manysites.py`` serves N sites (one port each, one asyncio process),
-and the crawler runs as its own command, ``python -m crawler URL... --out DIR --delay D
---workers W --threads T --quiet`` with every home page as a seed (``manysites.seed_arguments``:
-``--seeds FILE``), under ``tests/crawlwatch.py``: a crawl
+For each N: ``tests/helpers/manysites.py`` serves N sites (one port each, one asyncio
+process), and the crawler runs as its own command, ``python -m crawler URL... --out DIR
+--delay D --workers W --threads T --quiet`` with every home page as a seed
+(``manysites.seed_arguments``: ``--seeds FILE``), under ``tests/helpers/crawlwatch.py``: a crawl
 whose server requests and CPU stop moving for ``--stall`` seconds is reported as *hung*
 (every process dumps its stack with faulthandler, then the process group is killed), one
 still running after ``--timeout`` (default: 300 s or three times the larger of the two
@@ -53,10 +53,10 @@ import psutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path[:0] = [HERE, os.path.join(ROOT, "tests"), ROOT]
+sys.path[:0] = [HERE, ROOT]
 
-from crawlwatch import crawler_command, run_watched  # noqa: E402
-from manysites import ManySites, analyse_log, seed_arguments  # noqa: E402
+from tests.helpers.crawlwatch import crawler_command, run_watched  # noqa: E402
+from tests.helpers.manysites import ManySites, analyse_log, seed_arguments  # noqa: E402
 from slow_server import crawler_source  # noqa: E402
 
 #: CPU seconds per URL assumed for the default timeout (small pages cost 3-4 ms).

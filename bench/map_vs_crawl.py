@@ -26,10 +26,10 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path[:0] = [HERE, os.path.join(HERE, "..", "tests")]
+sys.path[:0] = [HERE, os.path.join(HERE, "..")]
 
 from nginx import Nginx, nginx_binary  # noqa: E402
-from reachable import reachable_html_pages  # noqa: E402
+from tests.helpers.reachable import reachable_html_pages  # noqa: E402
 
 
 def methods_since(server: Nginx, offset: int) -> tuple[collections.Counter, int]:

@@ -16,8 +16,9 @@ in flight never exceed workers x threads (one per thread).
 
 A generated site (``--pages`` pages; page i links to page i+1 and to ``--links`` - 1
 others chosen by a fixed seed, so every page is reachable from ``/p0.html``) is served on
-127.0.0.1 only, by a threaded stdlib server (``tests/siteserver.py``) in this process
-that answers every request after ``--delay-ms``. The crawler runs as its own command,
+127.0.0.1 only, by a threaded stdlib server (``tests/helpers/siteserver.py``) in
+this process that answers every request after ``--delay-ms``. The crawler runs as its
+own command,
 ``python -m crawler http://127.0.0.1:PORT/p0.html --workers W --threads T --per-host 2*W*T --quiet``,
 once per ``--threads`` value, against a fresh server each time. The concurrency bound is
 ``workers * threads / delay`` pages per second (no design beats it with that many
@@ -71,9 +72,9 @@ import psutil
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
-sys.path.insert(0, os.path.join(ROOT, "tests"))
+sys.path.insert(0, ROOT)
 
-from siteserver import Route, SiteServer  # noqa: E402
+from tests.helpers.siteserver import Route, SiteServer  # noqa: E402
 
 TARGET = 0.8
 PROBE_REQUESTS = 20  # per client connection in the server check

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from siteserver import Route, SiteServer
+from tests.helpers.siteserver import Route, SiteServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import load_cases
+from tests.helpers.conformance import load_cases
 
 #: Every category of the file is handled now (the politeness work added robots.txt,
 #: http-redirect and http-robustness).

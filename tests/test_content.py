@@ -14,8 +14,8 @@ from crawler.content.main import main_content
 from crawler.web.decode import decode_html
 from crawler.engine.worker import page_markdown
 
-from crawlutil import run_crawl
-from siteserver import Route, SiteServer
+from tests.helpers.crawlutil import run_crawl
+from tests.helpers.siteserver import Route, SiteServer
 
 BASE = "http://h/docs/guide.html"
 

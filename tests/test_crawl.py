@@ -7,16 +7,10 @@ import os
 import psutil
 import pytest
 
-from crawlutil import read_edges, run_crawl
-from siteserver import Route, SiteServer, redirect
+from tests.helpers.crawlutil import read_edges, run_crawl
+from tests.helpers.siteserver import Route, SiteServer, page, redirect
 
 START_METHODS = ("fork", "spawn", "forkserver")
-
-
-def page(title: str, *hrefs: str, head: str = "", body: str = "") -> Route:
-    links = "".join(f'<li><a href="{h}">{h}</a></li>' for h in hrefs)
-    return Route(f"<html><head><title>{title}</title>{head}</head>"
-                 f"<body><h1>{title}</h1>{body}<ul>{links}</ul></body></html>")
 
 
 def crawl_children() -> list[psutil.Process]:
@@ -216,7 +210,7 @@ def test_a_page_that_breaks_nothing_else(tmp_path):
 @pytest.mark.skipif(not os.path.isdir("/usr/share/doc/python-flask-doc/html"),
                     reason="Debian's python-flask-doc is not installed (.ci/run installs it)")
 def test_flask_doc_real_site(tmp_path):
-    from reachable import reachable_html_pages
+    from tests.helpers.reachable import reachable_html_pages
 
     root = "/usr/share/doc/python-flask-doc/html"
     expected = reachable_html_pages(root, "index.html")

@@ -18,8 +18,8 @@ import psutil
 import pytest
 
 from crawler.engine.statestore import StateStore
-from crawlutil import read_records
-from siteserver import Route, SiteServer
+from tests.helpers.crawlutil import read_records
+from tests.helpers.siteserver import Route, SiteServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEADLINE_S = 60

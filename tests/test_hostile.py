@@ -9,9 +9,8 @@ import gzip
 import time
 import zlib
 
-from crawlutil import read_edges, run_crawl
-from siteserver import Route, Sequence, SiteServer, redirect
-from test_crawl import page
+from tests.helpers.crawlutil import read_edges, run_crawl
+from tests.helpers.siteserver import Route, Sequence, SiteServer, page, redirect
 
 PER_HOST = 4
 LONG = "/long/" + "a" * 400

@@ -22,8 +22,8 @@ import psutil
 import pytest
 
 from crawler.engine.lifeline import PARENT_DIED_EXIT_CODE, POLL_INTERVAL_S, wait_for_exit
-from crawlutil import read_records
-from siteserver import Route, SiteServer
+from tests.helpers.crawlutil import read_records
+from tests.helpers.siteserver import Route, SiteServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 #: Seconds every process the dispatcher left has to exit after its SIGKILL.

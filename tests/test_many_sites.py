@@ -5,9 +5,9 @@ A user crawled 2,000 small sites on 127.0.0.1 (one port each) and the crawl fetc
 ``_dispatch_robots`` (it hands out one robots.txt task per new origin without looking at
 the queue bound, and does not read the result pipes meanwhile), every fetcher thread
 blocked sending its result into a full pipe. These tests run the CLI against
-``tests/manysites.py`` (one asyncio process, one port per site) under
-``tests/crawlwatch.py``: a crawl that stops moving is killed and reported with the stack
-of every process instead of hanging the suite. Nothing here is xfail: until the
+``tests/helpers/manysites.py`` (one asyncio process, one port per site) under
+``tests/helpers/crawlwatch.py``: a crawl that stops moving is killed and reported with the
+stack of every process instead of hanging the suite. Nothing here is xfail: until the
 dispatcher is fixed, the first two tests fail (the crawl hangs).
 """
 
@@ -22,9 +22,9 @@ import time
 
 import pytest
 
-from crawlutil import read_records
-from crawlwatch import ROOT, WatchedRun, crawler_command, run_watched
-from manysites import ManySites, analyse_log, seed_arguments
+from tests.helpers.crawlutil import read_records
+from tests.helpers.crawlwatch import ROOT, WatchedRun, crawler_command, run_watched
+from tests.helpers.manysites import ManySites, analyse_log, seed_arguments
 
 #: Seconds without a request or CPU that make a crawl hung.
 STALL_S = 20.0

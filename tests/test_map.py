@@ -19,9 +19,8 @@ from crawler.errors import ConfigError
 from crawler.web.fetch import HttpClient
 from crawler.output.map_report import expected_urls, format_map, link_distances, section_of, tree_excerpt
 from crawler.web.probe import body_needed, head_decides, probably_not_html
-from crawlutil import read_records
-from siteserver import Route, SiteServer, redirect
-from test_crawl import page
+from tests.helpers.crawlutil import read_records
+from tests.helpers.siteserver import Route, SiteServer, page, redirect
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PDF = b"%PDF-1.4 " + b"x" * 991  # 1,000 bytes
@@ -271,7 +270,7 @@ FLASK_DOC = "/usr/share/doc/python-flask-doc/html"
 @pytest.mark.skipif(not os.path.isdir(FLASK_DOC),
                     reason="Debian's python-flask-doc is not installed (.ci/run installs it)")
 def test_flask_doc_map_pages_equal_the_crawl_pages(tmp_path):
-    from reachable import reachable_html_pages
+    from tests.helpers.reachable import reachable_html_pages
 
     out = tmp_path / "out"
     with SiteServer(root=FLASK_DOC) as server:

@@ -10,8 +10,8 @@ from hypothesis import given, settings, strategies as st
 from crawler.engine import resume
 from crawler.output.mirror import MAX_COMPONENT_BYTES, fold, mirror_path, plan
 from crawler.web.urlnorm import normalize
-from crawlutil import run_crawl
-from siteserver import Route, SiteServer
+from tests.helpers.crawlutil import run_crawl
+from tests.helpers.siteserver import Route, SiteServer
 
 H = "http://example.org"
 

@@ -11,6 +11,7 @@ from hypothesis import given, settings, strategies as st
 from crawler.content.neardup import (
     NearDuplicateIndex, features, hamming, simhash, simhash_of_features)
 from crawler.engine.visited import VisitedTable, start_manager
+from tests.helpers.texts import PAGE
 
 import multiprocessing
 
@@ -55,18 +56,6 @@ def test_hamming():
     assert hamming(0, 0) == 0
     assert hamming(0, 2**64 - 1) == 64
     assert hamming(0b1011, 0b0110) == 3
-
-
-PAGE = ("# Installation\n\nPython Version\n\nWe recommend using the latest version of Python. "
-        "Flask supports Python 3.8 and newer.\n\nDependencies\n\nThese distributions will be installed "
-        "automatically when installing Flask.\n\n* Werkzeug implements WSGI, the standard Python "
-        "interface between applications and servers.\n* Jinja is a template language that renders "
-        "the pages your application serves.\n* MarkupSafe comes with Jinja. It escapes untrusted "
-        "input when rendering templates to avoid injection attacks.\n* ItsDangerous securely signs "
-        "data to ensure its integrity. This is used to protect Flask's session cookie.\n* Click is a "
-        "framework for writing command line applications. It provides the flask command and allows "
-        "adding custom management commands.\n\nVirtual environments\n\nUse a virtual environment to "
-        "manage the dependencies for your project, both in development and in production.")
 
 
 def test_distances_of_edited_copies_of_a_126_word_page():

@@ -6,9 +6,9 @@ import sqlite3
 
 import pytest
 
-from crawlutil import run_crawl
-from siteserver import Route, SiteServer
-from test_neardup import PAGE
+from tests.helpers.crawlutil import run_crawl
+from tests.helpers.siteserver import Route, SiteServer
+from tests.helpers.texts import PAGE
 
 OTHER = ("Routing. Modern web applications use meaningful URLs to help users. Users are more "
          "likely to like a page and come back if the page uses a meaningful URL they can remember "

@@ -13,9 +13,8 @@ import pytest
 from crawler.api import crawl
 from crawler.config import CrawlConfig
 from crawler.errors import SeedFailed
-from crawlutil import read_records, run_crawl
-from siteserver import Route, Sequence, SiteServer, redirect
-from test_crawl import page
+from tests.helpers.crawlutil import read_records, run_crawl
+from tests.helpers.siteserver import Route, Sequence, SiteServer, page, redirect
 
 ROBOTS = "text/plain"
 

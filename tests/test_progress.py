@@ -16,8 +16,7 @@ import termios
 import pytest
 
 from crawler.engine.progress import Progress, ProgressStats, summary_table
-from siteserver import SiteServer
-from test_crawl import page
+from tests.helpers.siteserver import SiteServer, page
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STATS = ProgressStats(done=4, pages=3, failed=1, frontier=12, in_flight=2, rss_bytes=300 * 2**20,

@@ -9,61 +9,15 @@ import os
 import signal
 import subprocess
 import sys
-import threading
-import time
 
 import pytest
 
 from crawler.engine.resume import cut_partial_line
-from crawlutil import read_records
-from siteserver import Route, SiteServer
+from tests.helpers.crawlutil import read_records
+from tests.helpers.generatedsite import DEADLINE_S, PAGES, GeneratedSite, markdown_by_path, start
+from tests.helpers.siteserver import Route, SiteServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PAGES = 120
-DEADLINE_S = 120
-
-
-class GeneratedSite(SiteServer):
-    """/0 .. /PAGES-1, each linking to the next five; every answer after ``delay_s``;
-    ``reached`` is set once ``wanted`` pages were requested."""
-
-    def __init__(self, delay_s: float = 0.02, wanted: int = 10**9) -> None:
-        super().__init__({f"/{i}": Route(
-            f"<html><head><title>Page {i}</title></head><body><h1>Page {i}</h1><p>Text of {i}.</p>"
-            + "".join(f'<a href="/{j}">{j}</a> ' for j in range(i + 1, min(i + 6, PAGES)))
-            + "</body></html>") for i in range(PAGES)})
-        self.delay_s, self.wanted = delay_s, wanted
-        self.reached = threading.Event()
-
-    def lookup(self, target):
-        if sum(n for path, n in self.hits.items() if path != "/robots.txt") >= self.wanted:
-            self.reached.set()
-        time.sleep(self.delay_s)
-        return super().lookup(target)
-
-
-def start(site: SiteServer, out, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "crawler", site.url("/0"), "--out", str(out),
-                             "--workers", "2", "--threads", "2", "--progress-interval", "0.2", *args],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
-
-
-def markdown_by_path(records: dict, site: SiteServer) -> dict[str, str]:
-    """Path -> Markdown, with the server's address taken out of the links."""
-    base = site.url("")
-    return {url[len(base):]: r["markdown"].replace(base, "") for url, r in records.items()}
-
-
-@pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    """An uninterrupted crawl of the same site: path -> Markdown."""
-    out = tmp_path_factory.mktemp("reference") / "out"
-    with GeneratedSite(delay_s=0.0) as site:
-        proc = start(site, out, "--quiet")
-        proc.communicate(timeout=DEADLINE_S)
-        assert proc.returncode == 0
-        return markdown_by_path(read_records(str(out)), site)
 
 
 def test_sigkill_of_the_whole_crawl_then_the_same_command_finishes_it(tmp_path, reference):
@@ -141,7 +95,7 @@ def test_cut_partial_line(tmp_path, content, kept):
 
 
 def test_max_memory_slows_the_crawl_to_one_request_at_a_time(tmp_path):
-    from crawlutil import run_crawl
+    from tests.helpers.crawlutil import run_crawl
     paths = [f"/p{i}" for i in range(12)]
     with SiteServer({"/": Route("".join(f'<a href="{p}">{p}</a>' for p in paths))}) as site:
         site.routes.update({p: Route(f"<p>{p}</p>", delay_s=0.05) for p in paths})

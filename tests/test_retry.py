@@ -8,7 +8,7 @@ import pytest
 
 from crawler.web.retry import backoff_s, is_transient, parse_retry_after
 
-from conformance import load_cases
+from tests.helpers.conformance import load_cases
 
 
 @pytest.mark.parametrize("status, reason, expected", [

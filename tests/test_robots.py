@@ -17,7 +17,7 @@ from crawler.web.robots import (
     ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsRules, origin_of, product_token, robots_url,
 )
 
-from conformance import load_cases  # noqa: E402
+from tests.helpers.conformance import load_cases  # noqa: E402
 
 UA = "crawler/0.1 (corpus crawler; python-requests)"
 

@@ -22,9 +22,9 @@ from crawler.output.shards import (
     compress_shard, finish_shards, iter_lines, iter_records, list_shards, next_shard_number, parse_shard_name,
     settle, shard_name, write_manifest)
 from crawler.output.writers import RecordWriter, ShardWriter
-from crawlutil import read_records, run_crawl
-from siteserver import SiteServer
-from test_resume import DEADLINE_S, PAGES, GeneratedSite, markdown_by_path, reference, start  # noqa: F401
+from tests.helpers.crawlutil import read_records, run_crawl
+from tests.helpers.siteserver import SiteServer
+from tests.helpers.generatedsite import DEADLINE_S, PAGES, GeneratedSite, markdown_by_path, start
 
 FLASK_DOC = "/usr/share/doc/python-flask-doc/html"
 LIMIT = 250  # bytes per shard in the unit tests
@@ -322,7 +322,7 @@ def test_crawl_with_zstd_and_small_shards_writes_the_same_records(tmp_path):
         sum(len(raw_bytes(os.path.join(plain_out, n))) for n in shard_files(plain_out))
 
 
-def test_sigkill_with_compressed_shards_then_resume(tmp_path, reference):  # noqa: F811
+def test_sigkill_with_compressed_shards_then_resume(tmp_path, reference):
     out = tmp_path / "out"
     args = ("--quiet", "--compress", "zstd", "--shard-size", "0.002")  # about 2 KB: 4 records
     with GeneratedSite(wanted=40) as site:

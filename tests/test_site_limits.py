@@ -11,8 +11,8 @@ import os
 from crawler.api import crawl
 from crawler.config import CrawlConfig
 from crawler.engine.scheduler import SITE_LIMIT
-from crawlutil import read_records
-from siteserver import Route, SiteServer
+from tests.helpers.crawlutil import read_records
+from tests.helpers.siteserver import Route, SiteServer
 
 PAGES = 6  # a home page and five pages linked from it
 

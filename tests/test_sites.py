@@ -14,8 +14,8 @@ from crawler.api import crawl
 from crawler.config import CrawlConfig
 from crawler.web.robots import RobotsRules
 from crawler.output.sites import COLUMNS, SiteCounts, site_counts, site_rows
-from crawlutil import read_records
-from siteserver import Route, SiteServer, redirect
+from tests.helpers.crawlutil import read_records
+from tests.helpers.siteserver import Route, SiteServer, redirect
 
 
 def record(url: str, *, final_url: str | None = None, markdown: str | None = "text",

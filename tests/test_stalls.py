@@ -9,8 +9,8 @@ import signal
 import threading
 import time
 
-from crawlutil import run_crawl
-from siteserver import Route, Sequence, SiteServer
+from tests.helpers.crawlutil import run_crawl
+from tests.helpers.siteserver import Route, Sequence, SiteServer
 
 PAGES = [f"/p{i}" for i in range(6)]
 

@@ -16,8 +16,8 @@ from hypothesis import strategies as st
 from crawler.config import DEFAULT_MAX_PATH_REPEATS, DEFAULT_MAX_PATH_SEGMENTS
 from crawler.web.traps import (REPEATED_PATH_SEGMENT, TOO_MANY_PATH_SEGMENTS, has_repeated_segments,
                            path_segments, trap_reason)
-from crawlutil import run_crawl
-from siteserver import Route, SiteServer
+from tests.helpers.crawlutil import run_crawl
+from tests.helpers.siteserver import Route, SiteServer
 
 REPEATED, TOO_MANY = REPEATED_PATH_SEGMENT, TOO_MANY_PATH_SEGMENTS
 DEEP_20 = "/" + "/".join(str(i) for i in range(1, 21))  # 20 segments: allowed

@@ -18,7 +18,7 @@ from crawler.web.urlnorm import (
     is_session_item, strip_path_session_ids, strip_query_session_ids,
 )
 
-from conformance import load_cases  # noqa: E402
+from tests.helpers.conformance import load_cases  # noqa: E402
 
 
 def test_constants():

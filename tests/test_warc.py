@@ -17,9 +17,10 @@ from crawler.cli import build_parser, config_from_args
 from crawler.web.fetch import FetchError, HttpClient
 from crawler.engine.resume import remove_outputs
 from crawler.output.warc import OPEN_SUFFIX, WarcWriter, repair, seal_open_files, warc_files, warc_path
-from crawlutil import read_records, run_crawl
-from siteserver import Route, SiteServer, redirect
-from test_fetch import RawServer
+from tests.helpers.crawlutil import read_records, run_crawl
+from tests.helpers.generatedsite import DEADLINE_S, PAGES, GeneratedSite, start
+from tests.helpers.rawserver import RawServer
+from tests.helpers.siteserver import Route, SiteServer, redirect
 
 UA = "warc-test/1.0"
 HTML = "<html><head><title>{0}</title></head><body><h1>{0}</h1>{1}</body></html>"
@@ -343,7 +344,6 @@ def test_the_warc_flag():
 # --- a crash, then a resume -------------------------------------------------------------
 
 def test_sigkill_then_resume_leaves_clean_warc_files_with_every_page(tmp_path):
-    from test_resume import DEADLINE_S, PAGES, GeneratedSite, start
     out = tmp_path / "out"
     with GeneratedSite(wanted=40) as site:
         first = start(site, out, "--quiet", "--warc")

@@ -20,7 +20,7 @@ from crawler.content.neardup import simhash
 from crawler.output.shards import iter_records
 from crawler.output.writers import RecordWriter, edges_path
 from crawler.engine.visited import VisitedTable
-from siteserver import Route, SiteServer, redirect
+from tests.helpers.siteserver import Route, SiteServer, redirect
 
 WAIT_S = 10
 EXTERNAL = "http://external.test/page"

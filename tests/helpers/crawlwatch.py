@@ -24,7 +24,7 @@ import time
 
 import psutil
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 #: Seconds between two samples of the process tree.
 SAMPLE_INTERVAL_S = 1.0
 #: A stalled crawl used less than this share of one core over the stall window.

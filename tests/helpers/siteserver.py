@@ -54,6 +54,14 @@ def redirect(location: str, status: int = 301) -> Route:
     return Route(b"", status, {"Location": location}, content_type=None)
 
 
+def page(title: str, *hrefs: str, head: str = "", body: str = "") -> Route:
+    """An HTML page titled ``title`` (also its ``<h1>``) with ``body``, then a list of
+    links to ``hrefs``; ``head`` goes into its ``<head>``."""
+    links = "".join(f'<li><a href="{h}">{h}</a></li>' for h in hrefs)
+    return Route(f"<html><head><title>{title}</title>{head}</head>"
+                 f"<body><h1>{title}</h1>{body}<ul>{links}</ul></body></html>")
+
+
 class _QuietServer(http.server.ThreadingHTTPServer):
     """A client hanging up mid-response (a killed fetcher, a timeout) is expected here."""
 

@@ -1,8 +1,8 @@
 r"""Many small sites on 127.0.0.1, one listening port each, served by ONE asyncio process.
 
 Usage:
-    python tests/manysites.py --sites N [--seed S] --ports-file F --log F
-                              [--robots-pad BYTES] [--max-seconds S] [--control]
+    python tests/helpers/manysites.py --sites N [--seed S] --ports-file F --log F
+                                      [--robots-pad BYTES] [--max-seconds S] [--control]
 
 It listens on N ports of 127.0.0.1 (port 0 each, so the kernel picks them), writes them
 to ``--ports-file`` as JSON (``{"pid", "sites", "seed", "robots_pad", "ports": [...]}``,

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-CASES_FILE = Path(__file__).resolve().parents[2] / "shared" / "conformance" / "cases.json"
+CASES_FILE = Path(__file__).resolve().parents[3] / "shared" / "conformance" / "cases.json"
 
 
 def load_cases() -> list[dict]:
