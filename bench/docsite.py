@@ -25,6 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "..")]
 
 from nginx import Nginx, nginx_binary  # noqa: E402
+
 from crawler.output.shards import iter_records  # noqa: E402
 from tests.helpers.reachable import reachable_html_pages  # noqa: E402
 

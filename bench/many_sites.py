@@ -55,9 +55,10 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path[:0] = [HERE, ROOT]
 
+from slow_server import crawler_source  # noqa: E402
+
 from tests.helpers.crawlwatch import crawler_command, run_watched  # noqa: E402
 from tests.helpers.manysites import ManySites, analyse_log, seed_arguments  # noqa: E402
-from slow_server import crawler_source  # noqa: E402
 
 #: CPU seconds per URL assumed for the default timeout (small pages cost 3-4 ms).
 ASSUMED_CPU_S_PER_URL = 0.010

@@ -50,7 +50,7 @@ What it measures:
    * dispatcher (this process): a profiler on the main thread around ``crawl()``;
      ``threading.setprofile`` starts one in each thread it starts (the task queue's
      feeder thread);
-   * fetchers: ``crawler.engine.dispatcher.fetcher_main`` (the dispatcher looks it up there)
+   * fetchers: ``crawler.engine.pool.fetcher_main`` (the pool looks it up there)
      is wrapped; an at-fork hook replaces the profiler inherited from the dispatcher,
      the ``threading.setprofile`` hook profiles each fetcher thread and each
      per-request watchdog ``threading.Timer``; stats are dumped when ``fetcher_main``
@@ -112,6 +112,7 @@ from nginx import Nginx, nginx_binary  # noqa: E402
 from page_work import best_ms_per_page  # noqa: E402
 
 import crawler.engine.dispatcher  # noqa: E402
+import crawler.engine.pool  # noqa: E402
 import crawler.engine.visited  # noqa: E402
 import crawler.engine.worker  # noqa: E402
 import crawler.output.writers  # noqa: E402
@@ -228,7 +229,7 @@ def _add_stat(a, b):
     return (a[0] + cc, a[1] + nc, a[2] + tt, a[3] + ct, callers_a)
 
 
-_ORIGINAL_FETCHER_MAIN = crawler.engine.dispatcher.fetcher_main
+_ORIGINAL_FETCHER_MAIN = crawler.engine.pool.fetcher_main
 _ORIGINAL_MANAGER_INIT = crawler.engine.visited.child_signals
 _ORIGINAL_SERVER_SHUTDOWN = multiprocessing.managers.Server.shutdown
 
@@ -259,7 +260,7 @@ def profiled_crawl(config: CrawlConfig, out_dir: str, builtins: bool) -> dict:
     """``crawl(config)`` with every thread of every process under cProfile."""
     STATE.active, STATE.builtins, STATE.out_dir = True, builtins, out_dir
     STATE.role, STATE.profilers, STATE.dumped = "dispatcher", [], False
-    crawler.engine.dispatcher.fetcher_main = _profiled_fetcher_main
+    crawler.engine.pool.fetcher_main = _profiled_fetcher_main
     crawler.engine.visited.child_signals = _profiled_manager_init
     STATE.main = _new_profiler("main")
     threading.setprofile(_thread_hook)
@@ -271,7 +272,7 @@ def profiled_crawl(config: CrawlConfig, out_dir: str, builtins: bool) -> dict:
         threading.setprofile(None)
         _dump()
         STATE.active, STATE.main, STATE.profilers = False, None, []
-        crawler.engine.dispatcher.fetcher_main = _ORIGINAL_FETCHER_MAIN
+        crawler.engine.pool.fetcher_main = _ORIGINAL_FETCHER_MAIN
         crawler.engine.visited.child_signals = _ORIGINAL_MANAGER_INIT
 
 
@@ -382,10 +383,10 @@ def probed_crawl(config: CrawlConfig, out_dir: str) -> dict:
             saved.append((owner, name, original))
             wrapped = _probe(label, original)
             setattr(owner, name, _settle_probe(wrapped) if label == "visited table settle" else wrapped)
-        crawler.engine.dispatcher.fetcher_main = _probed_fetcher_main
+        crawler.engine.pool.fetcher_main = _probed_fetcher_main
         return crawl(config)
     finally:
-        crawler.engine.dispatcher.fetcher_main = _ORIGINAL_FETCHER_MAIN
+        crawler.engine.pool.fetcher_main = _ORIGINAL_FETCHER_MAIN
         for owner, name, original in reversed(saved):
             setattr(owner, name, original)
 

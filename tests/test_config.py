@@ -4,8 +4,13 @@ import dataclasses
 
 import pytest
 
-from crawler.config import (DEFAULT_MAX_PATH_REPEATS, DEFAULT_MAX_PATH_SEGMENTS, DEFAULT_SHARDS,
-                            DEFAULT_THREADS, CrawlConfig)
+from crawler.config import (
+    DEFAULT_MAX_PATH_REPEATS,
+    DEFAULT_MAX_PATH_SEGMENTS,
+    DEFAULT_SHARDS,
+    DEFAULT_THREADS,
+    CrawlConfig,
+)
 from crawler.errors import ConfigError
 
 SEED = "http://127.0.0.1:8000/"

@@ -11,9 +11,8 @@ import pytest
 
 from crawler.content import main as content
 from crawler.content.main import main_content
-from crawler.web.decode import decode_html
 from crawler.engine.worker import page_markdown
-
+from crawler.web.decode import decode_html
 from tests.helpers.crawlutil import run_crawl
 from tests.helpers.siteserver import Route, SiteServer
 

@@ -27,7 +27,7 @@ def known_site(server: SiteServer) -> None:
     server.routes.update({
         "/": page("Home",
                   "a.html", "a.html#section", f"http://127.0.0.1:{port}/./c/../a.html",
-                  "HTTP://127.0.0.1:%d/a.html" % port,
+                  f"HTTP://127.0.0.1:{port}/a.html",
                   "b.html?y=2&x=1", "b.html?x=1&y=2", "q?a=1&b=2",
                   "/dead.html", "/old", "/old2", "/docs", "/loop1", "/file.pdf", "/sub/",
                   "http://external.invalid/x", "http://127.0.0.1:80/x",

@@ -37,7 +37,7 @@ def test_c19c_no_content_type_header_utf8():
 
 
 def test_c20_utf8_bom_beats_header():
-    body = b"\xef\xbb\xbf" + "<!DOCTYPE html><p>Привет</p>".encode("utf-8")
+    body = b"\xef\xbb\xbf" + "<!DOCTYPE html><p>Привет</p>".encode()
     text, enc = decode_html(body, "text/html; charset=windows-1251")
     assert text == "<!DOCTYPE html><p>Привет</p>"
     assert not text.startswith("\ufeff")
@@ -56,7 +56,7 @@ def test_utf16_bom_beats_header_and_is_stripped():
 
 
 def test_no_declaration_defaults_to_utf8():
-    text, enc = decode_html("<p>naïve</p>".encode("utf-8"), "text/html")
+    text, enc = decode_html("<p>naïve</p>".encode(), "text/html")
     assert text == "<p>naïve</p>"
     assert enc == "utf-8"
 
@@ -84,7 +84,7 @@ def test_latin1_label_decodes_as_windows1252():
 
 
 def test_unknown_header_label_falls_back_to_meta():
-    body = '<meta charset="utf-8"><p>é</p>'.encode("utf-8")
+    body = '<meta charset="utf-8"><p>é</p>'.encode()
     text, enc = decode_html(body, "text/html; charset=no-such-charset")
     assert text == '<meta charset="utf-8"><p>é</p>'
     assert enc == "utf-8"

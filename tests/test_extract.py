@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from crawler.web import urlnorm
 from crawler.content.links import PageLinks, effective_base, extract, resolve_links
+from crawler.web import urlnorm
 
 
 def links(page_url: str, html: str) -> list[str]:

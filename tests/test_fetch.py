@@ -12,9 +12,8 @@ import zlib
 import pytest
 
 from crawler import __version__
-
-from crawler.web import fetch
 from crawler.config import CrawlConfig
+from crawler.web import fetch
 from crawler.web.fetch import DEFAULT_USER_AGENT, FetchError, HttpClient
 from tests.helpers.rawserver import WAIT_S, RawServer
 from tests.helpers.siteserver import Route, SiteServer, redirect
@@ -393,7 +392,7 @@ def test_a_utf8_location_header_is_read_as_utf8():
     def handler(conn, server):
         server.read_head(conn)
         conn.sendall("HTTP/1.1 302 Found\r\nLocation: /café\r\nContent-Length: 0\r\n\r\n"
-                     .encode("utf-8"))
+                     .encode())
     with RawServer(handler) as raw:
         response = client().get(raw.url("/old"))
     assert (response.status, response.location) == (302, "/café")

@@ -170,7 +170,7 @@ def test_write_tree_indents_two_spaces_per_level(tmp_path):
     path = tmp_path / "tree.txt"
     write_tree([(0, S), (1, u("a")), (2, u("a/b")), (1, u("c")), (0, u("orphan"))], str(path))
     assert path.read_bytes() == (
-        f"{S}\n  {u('a')}\n    {u('a/b')}\n  {u('c')}\n{u('orphan')}\n").encode("utf-8")
+        f"{S}\n  {u('a')}\n    {u('a/b')}\n  {u('c')}\n{u('orphan')}\n").encode()
 
 
 def test_write_tree_of_nothing_is_an_empty_file(tmp_path):

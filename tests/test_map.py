@@ -16,8 +16,8 @@ import pytest
 from crawler.api import crawl, map_site
 from crawler.config import CrawlConfig
 from crawler.errors import ConfigError
-from crawler.web.fetch import HttpClient
 from crawler.output.map_report import expected_urls, format_map, link_distances, section_of, tree_excerpt
+from crawler.web.fetch import HttpClient
 from crawler.web.probe import body_needed, head_decides, probably_not_html
 from tests.helpers.crawlutil import read_records
 from tests.helpers.siteserver import Route, SiteServer, page, redirect

@@ -5,7 +5,8 @@ import os
 import re
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crawler.engine import resume
 from crawler.output.mirror import MAX_COMPONENT_BYTES, fold, mirror_path, plan
@@ -119,10 +120,12 @@ def test_the_windows_checker_rejects_what_it_should():
     assert windows_valid("a/CONSOLE.md") and windows_valid("a/co%6E.md")
 
 
-segment_chars = st.sampled_from(list("aAbB.-_~!$&'()*+,;=:@ %é\u00c9\u0301Ωcon") + ["%25", "%3A", "%2F", "%00", "%C3%A9",
+segment_chars = st.sampled_from(list("aAbB.-_~!$&'()*+,;=:@ %é\u00c9\u0301Ωcon")
+                                + ["%25", "%3A", "%2F", "%00", "%C3%A9",
                                  "%20", "/", "?", "html", "CON", "lpt1", "."])
 paths = st.lists(segment_chars, max_size=12).map("".join)
-urls = st.builds(lambda host, path, query: normalize(f"http://{host}/{path}" + (f"?{query}" if query is not None else "")),
+urls = st.builds(lambda host, path, query: normalize(f"http://{host}/{path}"
+                                                     + (f"?{query}" if query is not None else "")),
                  st.sampled_from(["example.org", "example.org:8080", "b.example"]), paths,
                  st.none() | st.lists(st.sampled_from(["q=x", "q=y", "a", "A=1", "b="]), max_size=3).map("&".join))
 

@@ -2,18 +2,17 @@
 visited table's one-call content registry (exact and near duplicates)."""
 
 import itertools
+import multiprocessing
 import os
 
 import pytest
 import xxhash
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from crawler.content.neardup import (
-    NearDuplicateIndex, features, hamming, simhash, simhash_of_features)
+from crawler.content.neardup import NearDuplicateIndex, features, hamming, simhash, simhash_of_features
 from crawler.engine.visited import VisitedTable, start_manager
 from tests.helpers.texts import PAGE
-
-import multiprocessing
 
 FLASK_DOC = "/usr/share/doc/python-flask-doc/html"
 
@@ -185,8 +184,8 @@ def test_register_content_through_the_manager():
 def test_flask_doc_distinct_pages_are_not_near_duplicates():
     """Measured: of flask-doc's 77 HTML pages (77 distinct Markdown texts), no two
     distinct ones are within 3 bits."""
-    from crawler.web.decode import decode_html
     from crawler.content.markdown import to_markdown
+    from crawler.web.decode import decode_html
     texts = {}
     for folder, _dirs, files in os.walk(FLASK_DOC):
         for name in files:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from crawler.engine.politeness import Politeness
 
-O = "http://h:8000"
+O = "http://h:8000"  # noqa: E741 (the origin of every case: short on purpose)
 
 
 class Rules:

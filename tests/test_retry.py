@@ -7,7 +7,6 @@ import random
 import pytest
 
 from crawler.web.retry import backoff_s, is_transient, parse_retry_after
-
 from tests.helpers.conformance import load_cases
 
 

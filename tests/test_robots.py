@@ -14,9 +14,13 @@ from protego import Protego
 
 from crawler.web import robots, urlnorm
 from crawler.web.robots import (
-    ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, RobotsRules, origin_of, product_token, robots_url,
+    ROBOTS_MAX_BYTES,
+    ROBOTS_MAX_REDIRECTS,
+    RobotsRules,
+    origin_of,
+    product_token,
+    robots_url,
 )
-
 from tests.helpers.conformance import load_cases  # noqa: E402
 
 UA = "crawler/0.1 (corpus crawler; python-requests)"

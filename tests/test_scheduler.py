@@ -7,8 +7,8 @@ import pytest
 from crawler.engine.frontier import MemoryFrontier
 from crawler.engine.messages import KIND_PAGE, KIND_ROBOTS, FetchTask
 from crawler.engine.politeness import Politeness
-from crawler.web.robots import RobotsRules, origin_of
 from crawler.engine.scheduler import SITE_LIMIT, Scheduler
+from crawler.web.robots import RobotsRules, origin_of
 
 
 def make(per_host=1, delay_s=0.0, obey_robots=False, limit=None):

@@ -16,15 +16,24 @@ import zstandard
 
 from crawler.cli import build_parser, config_from_args
 from crawler.config import DEFAULT_SHARD_BYTES, CrawlConfig
-from crawler.errors import ConfigError
 from crawler.engine.resume import remove_outputs
+from crawler.errors import ConfigError
 from crawler.output.shards import (
-    compress_shard, finish_shards, iter_lines, iter_records, list_shards, next_shard_number, parse_shard_name,
-    settle, shard_name, write_manifest)
+    compress_shard,
+    finish_shards,
+    iter_lines,
+    iter_records,
+    list_shards,
+    next_shard_number,
+    parse_shard_name,
+    settle,
+    shard_name,
+    write_manifest,
+)
 from crawler.output.writers import RecordWriter, ShardWriter
 from tests.helpers.crawlutil import read_records, run_crawl
-from tests.helpers.siteserver import SiteServer
 from tests.helpers.generatedsite import DEADLINE_S, PAGES, GeneratedSite, markdown_by_path, start
+from tests.helpers.siteserver import SiteServer
 
 FLASK_DOC = "/usr/share/doc/python-flask-doc/html"
 LIMIT = 250  # bytes per shard in the unit tests

@@ -13,8 +13,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler.web.sitemaps import (
-    GZIP_MAGIC, SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS, SITEMAP_NAMESPACE, Sitemap,
-    escape_bare_ampersands, gunzip_capped, parse_sitemap, sitemap_candidates,
+    GZIP_MAGIC,
+    SITEMAP_MAX_BYTES,
+    SITEMAP_MAX_URLS,
+    SITEMAP_NAMESPACE,
+    Sitemap,
+    escape_bare_ampersands,
+    gunzip_capped,
+    parse_sitemap,
+    sitemap_candidates,
 )
 
 BASE = "https://example.com/maps/sitemap.xml"

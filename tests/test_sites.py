@@ -12,8 +12,8 @@ import pytest
 
 from crawler.api import crawl
 from crawler.config import CrawlConfig
-from crawler.web.robots import RobotsRules
 from crawler.output.sites import COLUMNS, SiteCounts, site_counts, site_rows
+from crawler.web.robots import RobotsRules
 from tests.helpers.crawlutil import read_records
 from tests.helpers.siteserver import Route, SiteServer, redirect
 

@@ -16,13 +16,24 @@ import textwrap
 import pytest
 
 import crawler.engine.statestore as state_module
-from crawler.errors import CrawlerError
+from crawler.engine.diskfrontier import DEFAULT_BUDGET, DiskFrontier
 from crawler.engine.frontier import MemoryFrontier
 from crawler.engine.messages import KIND_ROBOTS, KIND_SITEMAP, FetchTask
-from crawler.engine.statestore import (CONTENT_DUPLICATE, CONTENT_FIRST, CONTENT_NEAR, FAILED, FRONTIER,
-                           IN_FLIGHT, SKIPPED, STATE_FILE, STATES, VISITED,
-                           StateError, StateStore)
-from crawler.engine.diskfrontier import DEFAULT_BUDGET, DiskFrontier
+from crawler.engine.statestore import (
+    CONTENT_DUPLICATE,
+    CONTENT_FIRST,
+    CONTENT_NEAR,
+    FAILED,
+    FRONTIER,
+    IN_FLIGHT,
+    SKIPPED,
+    STATE_FILE,
+    STATES,
+    VISITED,
+    StateError,
+    StateStore,
+)
+from crawler.errors import CrawlerError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

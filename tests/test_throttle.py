@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from crawler.engine.politeness import Politeness
-from crawler.web.robots import RobotsRules
 from crawler.engine.throttle import BACKOFF_MIN_S, MAX_DELAY_S, next_delay
+from crawler.web.robots import RobotsRules
 
-O = "http://127.0.0.1:8000"
+O = "http://127.0.0.1:8000"  # noqa: E741 (the origin of every case: short on purpose)
 
 
 @pytest.mark.parametrize("previous, latency, status, floor, expected", [

@@ -14,8 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from crawler.config import DEFAULT_MAX_PATH_REPEATS, DEFAULT_MAX_PATH_SEGMENTS
-from crawler.web.traps import (REPEATED_PATH_SEGMENT, TOO_MANY_PATH_SEGMENTS, has_repeated_segments,
-                           path_segments, trap_reason)
+from crawler.web.traps import (
+    REPEATED_PATH_SEGMENT,
+    TOO_MANY_PATH_SEGMENTS,
+    has_repeated_segments,
+    path_segments,
+    trap_reason,
+)
 from tests.helpers.crawlutil import run_crawl
 from tests.helpers.siteserver import Route, SiteServer
 

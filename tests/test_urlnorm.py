@@ -3,7 +3,6 @@ conformance cases C01-C06, C08-C12 (resolution part) and hypothesis properties."
 
 from __future__ import annotations
 
-
 import pytest
 import xxhash
 from hypothesis import given, settings
@@ -11,13 +10,32 @@ from hypothesis import strategies as st
 
 from crawler.web import urlnorm
 from crawler.web.urlnorm import (
-    DEFAULT_PORTS, PATH_SAFE, PIPELINE, QUERY_SAFE, SCHEMES_KEPT, Parts, clean_reference,
-    fingerprint, normalize, normalize_authority, normalize_host, normalize_path,
-    normalize_percent_encoding, normalize_port, normalize_query, normalize_scheme,
-    normalize_userinfo, remove_dot_segments, resolve, sort_query, split_reference, unsplit,
-    is_session_item, strip_path_session_ids, strip_query_session_ids,
+    DEFAULT_PORTS,
+    PATH_SAFE,
+    PIPELINE,
+    QUERY_SAFE,
+    SCHEMES_KEPT,
+    Parts,
+    clean_reference,
+    fingerprint,
+    is_session_item,
+    normalize,
+    normalize_authority,
+    normalize_host,
+    normalize_path,
+    normalize_percent_encoding,
+    normalize_port,
+    normalize_query,
+    normalize_scheme,
+    normalize_userinfo,
+    remove_dot_segments,
+    resolve,
+    sort_query,
+    split_reference,
+    strip_path_session_ids,
+    strip_query_session_ids,
+    unsplit,
 )
-
 from tests.helpers.conformance import load_cases  # noqa: E402
 
 
@@ -670,7 +688,7 @@ def _reference_percent_encoding(text: str, safe) -> str:
             continue
         ch = text[i]
         out.append(ch if ch in safe else "".join(
-            "%%%02X" % b for b in ch.encode("utf-8", "surrogatepass")))
+            f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")))
         i += 1
     return "".join(out)
 

@@ -8,8 +8,8 @@ from multiprocessing.managers import RemoteError
 
 import pytest
 
-from crawler.web.urlnorm import fingerprint
 from crawler.engine.visited import STATE_NAMES, OfferedKeys, VisitedTable, start_manager
+from crawler.web.urlnorm import fingerprint
 
 START_METHODS = ["fork", "spawn", "forkserver"]
 WAIT_S = 60  # ceiling on every blocking wait in this file; normal runs take well under 5 s

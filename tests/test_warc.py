@@ -14,9 +14,9 @@ from warcio.archiveiterator import ArchiveIterator
 from warcio.exceptions import ArchiveLoadFailed
 
 from crawler.cli import build_parser, config_from_args
-from crawler.web.fetch import FetchError, HttpClient
 from crawler.engine.resume import remove_outputs
 from crawler.output.warc import OPEN_SUFFIX, WarcWriter, repair, seal_open_files, warc_files, warc_path
+from crawler.web.fetch import FetchError, HttpClient
 from tests.helpers.crawlutil import read_records, run_crawl
 from tests.helpers.generatedsite import DEADLINE_S, PAGES, GeneratedSite, start
 from tests.helpers.rawserver import RawServer
@@ -380,7 +380,7 @@ def test_sigkill_then_resume_leaves_clean_warc_files_with_every_page(tmp_path):
 def _non_ascii_head(conn, server):
     server.read_head(conn)
     conn.sendall("HTTP/1.1 200 Très bien\r\nX-Name: café\r\nContent-Length: 2\r\n"
-                 "Content-Type: text/plain\r\n\r\nok".encode("utf-8"))
+                 "Content-Type: text/plain\r\n\r\nok".encode())
 
 
 def test_non_ascii_bytes_in_the_status_line_and_headers_are_stored_percent_encoded(tmp_path):

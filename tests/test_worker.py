@@ -13,13 +13,27 @@ import pytest
 
 import crawler.engine.worker as worker
 from crawler.config import CrawlConfig
-from crawler.web.fetch import HttpClient
-from crawler.engine.messages import (DEFERRED, FAILED, Exchanged, KIND_ROBOTS, KIND_SITEMAP, NON_HTML, PAGE, REDIRECT, RETRY,
-                              ROBOTS, SITEMAP, STOP, FetchTask, TaskDone)
 from crawler.content.neardup import simhash
+from crawler.engine.messages import (
+    DEFERRED,
+    FAILED,
+    KIND_ROBOTS,
+    KIND_SITEMAP,
+    NON_HTML,
+    PAGE,
+    REDIRECT,
+    RETRY,
+    ROBOTS,
+    SITEMAP,
+    STOP,
+    Exchanged,
+    FetchTask,
+    TaskDone,
+)
+from crawler.engine.visited import VisitedTable
 from crawler.output.shards import iter_records
 from crawler.output.writers import RecordWriter, edges_path
-from crawler.engine.visited import VisitedTable
+from crawler.web.fetch import HttpClient
 from tests.helpers.siteserver import Route, SiteServer, redirect
 
 WAIT_S = 10

@@ -69,7 +69,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from typing import Iterable
+from collections.abc import Iterable
 
 HOST = "127.0.0.1"
 #: Seconds a keep-alive connection may stay idle before the server closes it.
@@ -375,7 +375,7 @@ class ManySitesServer:
                     await self._respond(writer, port, "?", "?", 431, "text/plain", b"", False,
                                         time.monotonic(), time.time())
                     return
-                except (asyncio.IncompleteReadError, asyncio.TimeoutError, ConnectionError):
+                except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
                     return
                 started, wall = time.monotonic(), time.time()
                 lines = head.decode("latin-1").split("\r\n")
@@ -541,7 +541,7 @@ class ManySites:
         self.final_requests: list[Request] | None = None
         self._buffer = b""
 
-    def __enter__(self) -> "ManySites":
+    def __enter__(self) -> ManySites:
         self.proc = subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--sites", str(self.sites), "--seed", str(self.seed),
              "--ports-file", self.ports_file, "--log", self.log_path, "--robots-pad", str(self.robots_pad),

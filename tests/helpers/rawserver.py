@@ -61,7 +61,7 @@ class RawServer:
         self.requests.append(data)
         return data
 
-    def __enter__(self) -> "RawServer":
+    def __enter__(self) -> RawServer:
         self._accepter.start()
         return self
 

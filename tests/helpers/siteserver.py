@@ -165,7 +165,7 @@ class SiteServer:
     def url(self, path: str = "/") -> str:
         return self.base + path
 
-    def __enter__(self) -> "SiteServer":
+    def __enter__(self) -> SiteServer:
         self._thread.start()
         return self
 
