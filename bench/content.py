@@ -55,21 +55,31 @@ def load(root: str) -> list[tuple[str, str]]:
             if name.endswith(".html"):
                 path = os.path.join(folder, name)
                 with open(path, "rb") as f:
-                    pages.append(("http://127.0.0.1/" + os.path.relpath(path, root),
-                                  decode_html(f.read(), "text/html")[0]))
+                    pages.append(
+                        ("http://127.0.0.1/" + os.path.relpath(path, root), decode_html(f.read(), "text/html")[0])
+                    )
     return sorted(pages)
 
 
 def _readability(html, url):
     import readability
+
     return readability.Document(html, url=url).summary(html_partial=True)
 
 
 def _trafilatura(html, url):
     import trafilatura
-    return trafilatura.extract(html, output_format="html", include_links=True, include_tables=True,
-                               include_formatting=True, include_comments=False, favor_recall=True,
-                               deduplicate=False)
+
+    return trafilatura.extract(
+        html,
+        output_format="html",
+        include_links=True,
+        include_tables=True,
+        include_formatting=True,
+        include_comments=False,
+        favor_recall=True,
+        deduplicate=False,
+    )
 
 
 CANDIDATES = {
@@ -96,9 +106,12 @@ def _text(html: str | None) -> str:
 
 def _md_counts(md: str) -> dict:
     lines = md.split("\n")
-    return {"code": sum(x.lstrip().startswith("```") for x in lines) // 2,
-            "table": sum(x.startswith("| ---") for x in lines),
-            "heading": sum(bool(re.match(r"#+ ", x)) for x in lines), "link": md.count("](")}
+    return {
+        "code": sum(x.lstrip().startswith("```") for x in lines) // 2,
+        "table": sum(x.startswith("| ---") for x in lines),
+        "heading": sum(bool(re.match(r"#+ ", x)) for x in lines),
+        "link": md.count("]("),
+    }
 
 
 def compare(pages) -> dict:
@@ -107,11 +120,15 @@ def compare(pages) -> dict:
         main = lxml.html.document_fromstring(html).xpath("//*[@role='main']")[0]
         text = main.text_content()
         links = sum(len(a.text_content()) for a in main.iter("a"))
-        refs.append({"words": collections.Counter(WORD.findall(text)),
-                     "blocks": [b for b in (_norm(e.text_content()) for e in main.iter(*BLOCKS)) if b],
-                     "chrome": collections.Counter(WORD.findall(_text(html))) - collections.Counter(WORD.findall(text)),
-                     "dense": links > 0.5 * max(1, len(_norm(text))),
-                     "md": _md_counts(to_markdown(lxml.html.tostring(main, encoding="unicode"), url))})
+        refs.append(
+            {
+                "words": collections.Counter(WORD.findall(text)),
+                "blocks": [b for b in (_norm(e.text_content()) for e in main.iter(*BLOCKS)) if b],
+                "chrome": collections.Counter(WORD.findall(_text(html))) - collections.Counter(WORD.findall(text)),
+                "dense": links > 0.5 * max(1, len(_norm(text))),
+                "md": _md_counts(to_markdown(lxml.html.tostring(main, encoding="unicode"), url)),
+            }
+        )
     results = {}
     for name, fn in CANDIDATES.items():
         cpu, agg = 0.0, collections.Counter()
@@ -134,16 +151,20 @@ def compare(pages) -> dict:
             for key, n in ref["md"].items():
                 agg["md " + key] += n
                 agg["md kept " + key] += min(n, md[key])
-        row = {"words": agg["words found"] / max(1, agg["words"]),
-               "blocks": agg["blocks found"] / max(1, agg["blocks"]),
-               "link-dense words": agg["dense words found"] / max(1, agg["dense words"]),
-               "link-dense blocks": agg["dense blocks found"] / max(1, agg["dense blocks"]),
-               "nav kept": agg["chrome kept"] / max(1, agg["chrome"]),
-               **{key: f"{agg['md kept ' + key]}/{agg['md ' + key]}" for key in ("code", "table", "heading", "link")},
-               "ms": cpu * 1000 / len(pages)}
+        row = {
+            "words": agg["words found"] / max(1, agg["words"]),
+            "blocks": agg["blocks found"] / max(1, agg["blocks"]),
+            "link-dense words": agg["dense words found"] / max(1, agg["dense words"]),
+            "link-dense blocks": agg["dense blocks found"] / max(1, agg["dense blocks"]),
+            "nav kept": agg["chrome kept"] / max(1, agg["chrome"]),
+            **{key: f"{agg['md kept ' + key]}/{agg['md ' + key]}" for key in ("code", "table", "heading", "link")},
+            "ms": cpu * 1000 / len(pages),
+        }
         results[name] = row
-        print(f"  {name:<36} " + " ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}"
-                                           for k, v in row.items()), flush=True)
+        print(
+            f"  {name:<36} " + " ".join(f"{k} {v:.3f}" if isinstance(v, float) else f"{k} {v}" for k, v in row.items()),
+            flush=True,
+        )
     return {"link_dense_pages": sum(r["dense"] for r in refs), "candidates": results}
 
 
@@ -187,7 +208,8 @@ def main() -> int:
     rows = {
         "selection (crawler.content.main)": best_ms_per_page(lambda p: main_content(p[1]), pages, args.rounds),
         "html2text, main content": best_ms_per_page(
-            lambda s: to_markdown(s[1] if s[1] is not None else s[2], s[0]), selected, args.rounds),
+            lambda s: to_markdown(s[1] if s[1] is not None else s[2], s[0]), selected, args.rounds
+        ),
         "html2text, whole page": best_ms_per_page(lambda p: to_markdown(p[1], p[0]), pages, args.rounds),
     }
     extra = rows["selection (crawler.content.main)"] + rows["html2text, main content"] - rows["html2text, whole page"]
@@ -199,14 +221,23 @@ def main() -> int:
     for name, value in rows.items():
         print(f"  {name:<36} {value:8.2f}")
     print(f"  {'net extra CPU per page':<36} {extra:8.2f}")
-    print(f"  Markdown characters removed: {removed:.1%} ({whole_chars:,} -> {main_chars:,}); "
-          f"content: {dict(kinds)}")
+    print(f"  Markdown characters removed: {removed:.1%} ({whole_chars:,} -> {main_chars:,}); content: {dict(kinds)}")
     with open(os.path.join(results, "content.json"), "w") as f:
-        json.dump({"root": args.root, "pages": len(pages), "rounds": args.rounds,
-                   "ms_per_page": {k: round(v, 3) for k, v in rows.items()},
-                   "net_extra_ms_per_page": round(extra, 3), "markdown_chars_whole": whole_chars,
-                   "markdown_chars_main": main_chars, "share_removed": round(removed, 4),
-                   "content": dict(kinds)}, f, indent=1)
+        json.dump(
+            {
+                "root": args.root,
+                "pages": len(pages),
+                "rounds": args.rounds,
+                "ms_per_page": {k: round(v, 3) for k, v in rows.items()},
+                "net_extra_ms_per_page": round(extra, 3),
+                "markdown_chars_whole": whole_chars,
+                "markdown_chars_main": main_chars,
+                "share_removed": round(removed, 4),
+                "content": dict(kinds),
+            },
+            f,
+            indent=1,
+        )
     return 0
 
 

@@ -94,7 +94,7 @@ from crawler.engine.signals import child_signals  # noqa: E402
 from crawler.engine.statestore import StateStore  # noqa: E402
 from crawler.engine.visited import start_manager  # noqa: E402
 
-MIB = 2 ** 20
+MIB = 2**20
 RESULTS = os.path.join(HERE, "results")
 #: Origins 0..PORTS-1 are 127.0.0.1 on ports FIRST_PORT..; the next PORTS on 127.0.1.1...
 FIRST_PORT, PORTS = 1024, 60_000
@@ -147,8 +147,9 @@ class StubFetcher:
             won = table.settle(task.url, "visited", urls)
             depth = task.depth + 1
             discovered = tuple(FetchTask(url, depth, task.url) for url, w in zip(urls, won) if w)
-            results.send(TaskDone(worker_id, task.url, PAGE, 200, body_bytes=1000, latency_s=0.0,
-                                  discovered=discovered))
+            results.send(
+                TaskDone(worker_id, task.url, PAGE, 200, body_bytes=1000, latency_s=0.0, discovered=discovered)
+            )
 
 
 def _cpu(pid: int) -> float:
@@ -160,16 +161,34 @@ def load() -> list[float]:
     return [round(x, 2) for x in os.getloadavg()]
 
 
-def run_case(origins: int, pages: int, links: int, per_host: int | None, workers: int, threads: int,
-             exchanged: bool = True, max_pages: int | None = None, profile: bool = False,
-             memory: bool = False, trace: bool = False) -> dict:
+def run_case(
+    origins: int,
+    pages: int,
+    links: int,
+    per_host: int | None,
+    workers: int,
+    threads: int,
+    exchanged: bool = True,
+    max_pages: int | None = None,
+    profile: bool = False,
+    memory: bool = False,
+    trace: bool = False,
+) -> dict:
     """One crawl of stub fetchers; returns its figures (see the module docstring)."""
     load_before = load()
     ctx = multiprocessing.get_context("fork")
     tmp = tempfile.mkdtemp(prefix="dispatcher-ceiling-")
     seed = origin(0) + "/"
-    config = CrawlConfig(seeds=(seed,), out_dir=tmp, workers=workers, threads=threads, per_host=per_host,
-                         max_pages=max_pages, start_method="fork", progress="log").validated()
+    config = CrawlConfig(
+        seeds=(seed,),
+        out_dir=tmp,
+        workers=workers,
+        threads=threads,
+        per_host=per_host,
+        max_pages=max_pages,
+        start_method="fork",
+        progress="log",
+    ).validated()
     share = -(-(pages - 1) // workers)  # new URLs per stub
     crawler.engine.pool.fetcher_main = StubFetcher(origins, links, share, workers, exchanged)
     store = StateStore.open(tmp)
@@ -217,15 +236,18 @@ def run_case(origins: int, pages: int, links: int, per_host: int | None, workers
         samples: list = []
         stop = threading.Event()
         if memory:
+
             def sample():
                 started = time.monotonic()
                 while not stop.wait(0.25):
-                    samples.append((round(time.monotonic() - started, 2), me.memory_info().rss,
-                                    len(dispatcher.frontier)))
+                    samples.append(
+                        (round(time.monotonic() - started, 2), me.memory_info().rss, len(dispatcher.frontier))
+                    )
                     if trace and "tracemalloc_mid" not in marks and dispatcher.counters.done >= pages // 2:
                         marks["tracemalloc_mid"] = _top(tracemalloc.take_snapshot())  # half the pages done
                         marks["rss_mid"] = me.memory_info().rss
                         marks["waiting_mid"] = len(dispatcher.frontier)
+
             threading.Thread(target=sample, daemon=True).start()
         if trace:
             tracemalloc.start()
@@ -263,9 +285,18 @@ def run_case(origins: int, pages: int, links: int, per_host: int | None, workers
     robots = dispatcher.robots_fetches
     tasks = c.done + robots
     result = {
-        "origins": origins, "per_host": per_host, "links": links, "pages_target": pages,
-        "max_pages": max_pages, "workers": workers, "threads": threads, "exchanged": exchanged,
-        "pages": c.outcomes[PAGE], "robots": robots, "tasks": tasks, "wall_s": round(wall, 2),
+        "origins": origins,
+        "per_host": per_host,
+        "links": links,
+        "pages_target": pages,
+        "max_pages": max_pages,
+        "workers": workers,
+        "threads": threads,
+        "exchanged": exchanged,
+        "pages": c.outcomes[PAGE],
+        "robots": robots,
+        "tasks": tasks,
+        "wall_s": round(wall, 2),
         "tasks_per_s": round(tasks / wall, 1),
         "dispatcher_cpu_s": round(cpu, 3),
         "dispatcher_user_s": round(times1.user - times0.user, 3),
@@ -277,17 +308,28 @@ def run_case(origins: int, pages: int, links: int, per_host: int | None, workers
         "dispatcher_ceiling_pages_per_s": round(c.outcomes[PAGE] / cpu),
         "manager_cpu_ms_per_task": round(1000 * (roles["manager"]["cpu_s"] - before["manager"]) / tasks, 4),
         "stubs_cpu_ms_per_task": round(1000 * (roles["fetcher"]["cpu_s"] - before["fetcher"]) / tasks, 4),
-        "loop_turns": turns["turns"], "messages": turns["messages"],
+        "loop_turns": turns["turns"],
+        "messages": turns["messages"],
         "messages_per_turn": round(turns["messages"] / max(1, turns["turns"]), 2),
         "rss_before_mib": round(rss_before / MIB, 1),
         "peak_rss_mib": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
         "table": counts,
         "reconciled": counts["visited"] == c.visited and (counts["in_flight"] == 0 or max_pages is not None),
-        "load_before": load_before, "load_after": load(),
+        "load_before": load_before,
+        "load_after": load(),
     }
-    for key in ("waiting_at_loop_end", "skip_frontier_cpu_s", "finish_outputs_cpu_s", "summary_skipped",
-                "skipped_tsv_rows", "tracemalloc_at_loop_end", "tracemalloc_after_skip_frontier",
-                "tracemalloc_after_finish_outputs", "tracemalloc_mid", "waiting_mid"):
+    for key in (
+        "waiting_at_loop_end",
+        "skip_frontier_cpu_s",
+        "finish_outputs_cpu_s",
+        "summary_skipped",
+        "skipped_tsv_rows",
+        "tracemalloc_at_loop_end",
+        "tracemalloc_after_skip_frontier",
+        "tracemalloc_after_finish_outputs",
+        "tracemalloc_mid",
+        "waiting_mid",
+    ):
         if key in marks:
             result[key] = marks[key]
     for key in ("rss_at_loop_end", "rss_after_skip_frontier", "rss_after_finish_outputs", "rss_mid"):
@@ -296,10 +338,10 @@ def run_case(origins: int, pages: int, links: int, per_host: int | None, workers
     if memory:
         result["samples"] = samples
         result["peak_sampled_rss_mib"] = round(max(s[1] for s in samples) / MIB, 1) if samples else None
-        in_loop = samples[:marks.get("samples_in_loop", len(samples))]
+        in_loop = samples[: marks.get("samples_in_loop", len(samples))]
         result["peak_rss_in_loop_mib"] = round(max(s[1] for s in in_loop) / MIB, 1) if in_loop else None
         ends = marks.get("samples_before_finish", len(samples))
-        at_end = samples[marks.get("samples_in_loop", ends):]
+        at_end = samples[marks.get("samples_in_loop", ends) :]
         result["peak_rss_after_loop_mib"] = round(max(s[1] for s in at_end) / MIB, 1) if at_end else None
     if profiler:
         result["profile"] = _profile_top(profiler)
@@ -319,13 +361,36 @@ def parts(count: int = 20_000) -> dict:
     import pickle
 
     from crawler.web.urlnorm import origin_of
+
     urls = [f"{origin(i % 1000)}/docs/section-{i % 97}/page-{i}.html" for i in range(4 * count)]
     task = FetchTask(urls[0], 3, urls[1])
-    done = TaskDone(0, urls[0], PAGE, 200, body_bytes=1000, latency_s=0.0,
-                    discovered=(FetchTask(urls[2], 4, urls[0]), FetchTask(urls[3], 4, urls[0])))
+    done = TaskDone(
+        0,
+        urls[0],
+        PAGE,
+        200,
+        body_bytes=1000,
+        latency_s=0.0,
+        discovered=(FetchTask(urls[2], 4, urls[0]), FetchTask(urls[3], 4, urls[0])),
+    )
     exchanged = Exchanged(0, urls[0], 0.0, 200)
-    as_tuple = (0, urls[0], PAGE, 200, None, 1000, ((urls[2], 4, urls[0]), (urls[3], 4, urls[0])),
-                False, None, None, False, (), False, None, 0.0)
+    as_tuple = (
+        0,
+        urls[0],
+        PAGE,
+        200,
+        None,
+        1000,
+        ((urls[2], 4, urls[0]), (urls[3], 4, urls[0])),
+        False,
+        None,
+        None,
+        False,
+        (),
+        False,
+        None,
+        0.0,
+    )
     out: dict[str, float] = {}
 
     def timed(name, fn, n=count):
@@ -333,12 +398,15 @@ def parts(count: int = 20_000) -> dict:
         fn(n)
         out[name] = round(1e6 * (time.process_time() - started) / n, 2)
 
-    for name, message in (("TaskDone(2 links)", done), ("Exchanged", exchanged), ("FetchTask", task),
-                          ("same TaskDone as a tuple", as_tuple)):
+    for name, message in (
+        ("TaskDone(2 links)", done),
+        ("Exchanged", exchanged),
+        ("FetchTask", task),
+        ("same TaskDone as a tuple", as_tuple),
+    ):
         data = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
         timed(f"pickle.loads {name} ({len(data)} B)", lambda n, d=data: [pickle.loads(d) for _ in range(n)])
-        timed(f"pickle.dumps {name}", lambda n, m=message: [pickle.dumps(m, pickle.HIGHEST_PROTOCOL)
-                                                            for _ in range(n)])
+        timed(f"pickle.dumps {name}", lambda n, m=message: [pickle.dumps(m, pickle.HIGHEST_PROTOCOL) for _ in range(n)])
     timed("origin_of(url)", lambda n: [origin_of(u) for u in urls[:n]])
     ctx = multiprocessing.get_context("fork")
     queue = ctx.Queue()
@@ -348,8 +416,7 @@ def parts(count: int = 20_000) -> dict:
     for _ in range(count):
         queue.put_nowait(task)
     reader.join()
-    out["Queue.put_nowait FetchTask (feeder thread included)"] = round(
-        1e6 * (time.process_time() - started) / count, 2)
+    out["Queue.put_nowait FetchTask (feeder thread included)"] = round(1e6 * (time.process_time() - started) / count, 2)
     tmp = tempfile.mkdtemp(prefix="dispatcher-parts-")
     try:
         store = StateStore.open(tmp)
@@ -382,14 +449,18 @@ def parts(count: int = 20_000) -> dict:
         timed("StateStore.set_state([url]) one URL a call", set_state)
         store.close()
         from crawler.engine.frontier import MemoryFrontier
+
         for origins in (10, 1000, 10_000):  # pop() of any origin: what drain() does at the end
             store = StateStore(os.path.join(tmp, f"drain-{origins}.sqlite"))
             for frontier in (DiskFrontier(store), MemoryFrontier()):
                 for i in range(3 * origins):
                     frontier.push(FetchTask(f"{origin(i % origins)}/docs/page-{i}.html", 1))
                 n = min(1000, origins)
-                timed(f"{type(frontier).__name__}.pop() any origin, {origins:,} origins waiting",
-                      lambda n, f=frontier: [f.pop() for _ in range(n)], n)
+                timed(
+                    f"{type(frontier).__name__}.pop() any origin, {origins:,} origins waiting",
+                    lambda n, f=frontier: [f.pop() for _ in range(n)],
+                    n,
+                )
             store.close()
     finally:
         subprocess.run(["rm", "-rf", tmp], check=False)
@@ -400,9 +471,14 @@ def _top(snapshot, limit: int = 12) -> list[dict]:
     """The ``limit`` largest allocation sites (file:line) of a tracemalloc snapshot."""
     stats = snapshot.statistics("lineno")
     total = sum(s.size for s in stats)
-    rows = [{"site": f"{os.path.relpath(s.traceback[0].filename, os.path.dirname(HERE))}:"
-                     f"{s.traceback[0].lineno}", "mib": round(s.size / MIB, 2), "blocks": s.count}
-            for s in stats[:limit]]
+    rows = [
+        {
+            "site": f"{os.path.relpath(s.traceback[0].filename, os.path.dirname(HERE))}:{s.traceback[0].lineno}",
+            "mib": round(s.size / MIB, 2),
+            "blocks": s.count,
+        }
+        for s in stats[:limit]
+    ]
     return [{"site": "total traced", "mib": round(total / MIB, 2), "blocks": sum(s.count for s in stats)}] + rows
 
 
@@ -412,8 +488,14 @@ def _profile_top(profiler: cProfile.Profile, limit: int = 30) -> dict:
     rows = []
     for (filename, line, name), (_cc, calls, tottime, cumtime, _callers) in stats.stats.items():
         where = os.path.relpath(filename, os.path.dirname(HERE)) if filename.startswith('/') else filename
-        rows.append({"function": f"{where}:{line}({name})",
-                     "calls": calls, "tottime_s": round(tottime, 3), "cumtime_s": round(cumtime, 3)})
+        rows.append(
+            {
+                "function": f"{where}:{line}({name})",
+                "calls": calls,
+                "tottime_s": round(tottime, 3),
+                "cumtime_s": round(cumtime, 3),
+            }
+        )
     by_tottime = sorted(rows, key=lambda r: -r["tottime_s"])[:limit]
     by_cumtime = sorted(rows, key=lambda r: -r["cumtime_s"])[:limit]
     return {"total_s": round(total, 3), "by_tottime": by_tottime, "by_cumtime": by_cumtime}
@@ -422,23 +504,35 @@ def _profile_top(profiler: cProfile.Profile, limit: int = 30) -> dict:
 def _print_profile(result: dict) -> None:
     prof = result["profile"]
     tasks = result["tasks"]
-    print(f"cProfile (timer time.thread_time: CPU) of the dispatcher's main thread: {prof['total_s']} s "
-          f"for {tasks} tasks "
-          f"({1000 * prof['total_s'] / tasks:.3f} ms per task under the profiler)")
-    for title, key, field in (("by own time", "by_tottime", "tottime_s"),
-                              ("by cumulative time", "by_cumtime", "cumtime_s")):
+    print(
+        f"cProfile (timer time.thread_time: CPU) of the dispatcher's main thread: {prof['total_s']} s "
+        f"for {tasks} tasks "
+        f"({1000 * prof['total_s'] / tasks:.3f} ms per task under the profiler)"
+    )
+    for title, key, field in (
+        ("by own time", "by_tottime", "tottime_s"),
+        ("by cumulative time", "by_cumtime", "cumtime_s"),
+    ):
         print(f"\n{title}:")
         print(f"{'us/task':>9} {'share':>6} {'calls/task':>10}  function")
         for row in result["profile"][key][:25]:
-            print(f"{1e6 * row[field] / tasks:>9.1f} {100 * row[field] / prof['total_s']:>5.1f}% "
-                  f"{row['calls'] / tasks:>10.2f}  {row['function']}")
+            print(
+                f"{1e6 * row[field] / tasks:>9.1f} {100 * row[field] / prof['total_s']:>5.1f}% "
+                f"{row['calls'] / tasks:>10.2f}  {row['function']}"
+            )
 
 
 def spawn_case(case: dict) -> dict:
     """``run_case(**case)`` in a fresh interpreter (its own ``ru_maxrss``)."""
     env = dict(os.environ, PYTHONPATH=os.path.dirname(HERE))
-    out = subprocess.run([sys.executable, os.path.abspath(__file__), "--one", json.dumps(case)],
-                         check=True, capture_output=True, text=True, env=env, timeout=3600)
+    out = subprocess.run(
+        [sys.executable, os.path.abspath(__file__), "--one", json.dumps(case)],
+        check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=3600,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -456,30 +550,68 @@ def summarize(runs: list[dict]) -> list[dict]:
     for key, group in groups.items():
         row = dict(zip(keys, key))
         row["rounds"] = len(group)
-        for field in ("tasks", "dispatcher_cpu_ms_per_task", "dispatcher_ceiling_tasks_per_s", "tasks_per_s",
-                      "dispatcher_cpu_ms_per_page", "dispatcher_ceiling_pages_per_s",
-                      "manager_cpu_ms_per_task", "stubs_cpu_ms_per_task", "messages_per_turn", "peak_rss_mib"):
+        for field in (
+            "tasks",
+            "dispatcher_cpu_ms_per_task",
+            "dispatcher_ceiling_tasks_per_s",
+            "tasks_per_s",
+            "dispatcher_cpu_ms_per_page",
+            "dispatcher_ceiling_pages_per_s",
+            "manager_cpu_ms_per_task",
+            "stubs_cpu_ms_per_task",
+            "messages_per_turn",
+            "peak_rss_mib",
+        ):
             values = [r[field] for r in group]
             row[field] = {"min": min(values), "max": max(values)}
-        row["load_1min"] = {"min": min(r["load_before"][0] for r in group),
-                            "max": max(r["load_after"][0] for r in group)}
+        row["load_1min"] = {
+            "min": min(r["load_before"][0] for r in group),
+            "max": max(r["load_after"][0] for r in group),
+        }
         rows.append(row)
     return rows
 
 
 def print_table(rows: list[dict]) -> None:
-    head = ["origins", "per_host", "Exch.", "stubs", "tasks", "disp. ms/task", "ceiling tasks/s", "tasks/s (2 cores)",
-            "disp. ms/page", "ceiling pages/s",
-            "manager ms/task", "stubs ms/task", "msgs/turn", "peak RSS MiB", "load"]
+    head = [
+        "origins",
+        "per_host",
+        "Exch.",
+        "stubs",
+        "tasks",
+        "disp. ms/task",
+        "ceiling tasks/s",
+        "tasks/s (2 cores)",
+        "disp. ms/page",
+        "ceiling pages/s",
+        "manager ms/task",
+        "stubs ms/task",
+        "msgs/turn",
+        "peak RSS MiB",
+        "load",
+    ]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
-        cells = [f"{r['origins']:,}", str(r["per_host"]), "y" if r["exchanged"] else "n", str(r["workers"]),
-                 f"{r['tasks']['max']:,}"]
-        for field in ("dispatcher_cpu_ms_per_task", "dispatcher_ceiling_tasks_per_s", "tasks_per_s",
-                      "dispatcher_cpu_ms_per_page", "dispatcher_ceiling_pages_per_s", "manager_cpu_ms_per_task",
-                      "stubs_cpu_ms_per_task", "messages_per_turn", "peak_rss_mib",
-                      "load_1min"):
+        cells = [
+            f"{r['origins']:,}",
+            str(r["per_host"]),
+            "y" if r["exchanged"] else "n",
+            str(r["workers"]),
+            f"{r['tasks']['max']:,}",
+        ]
+        for field in (
+            "dispatcher_cpu_ms_per_task",
+            "dispatcher_ceiling_tasks_per_s",
+            "tasks_per_s",
+            "dispatcher_cpu_ms_per_page",
+            "dispatcher_ceiling_pages_per_s",
+            "manager_cpu_ms_per_task",
+            "stubs_cpu_ms_per_task",
+            "messages_per_turn",
+            "peak_rss_mib",
+            "load_1min",
+        ):
             cells.append(_range([r[field]["min"], r[field]["max"]]))
         print("| " + " | ".join(cells) + " |")
 
@@ -523,8 +655,15 @@ def main() -> int:
             json.dump(runs, f, indent=1)
         return 0
     if args.profile is not None:
-        result = run_case(args.profile, pages_for(args.profile), args.links, args.per_host, args.workers[0],
-                          args.threads, profile=True)
+        result = run_case(
+            args.profile,
+            pages_for(args.profile),
+            args.links,
+            args.per_host,
+            args.workers[0],
+            args.threads,
+            profile=True,
+        )
         _print_profile(result)
         path = os.path.join(RESULTS, "dispatcher_profile.json")
         profiles = json.load(open(path)) if os.path.exists(path) else {}
@@ -533,18 +672,50 @@ def main() -> int:
             json.dump(profiles, f, indent=1)
         return 0
     if args.memory:
-        result = run_case(args.memory_origins, args.memory_pages, args.memory_links, args.per_host, args.workers[0],
-                          args.threads, max_pages=args.memory_max_pages or None, memory=True,
-                          trace=args.tracemalloc)
-        keys = ("origins", "links", "max_pages", "pages", "robots", "waiting_mid", "rss_mid_mib", "waiting_at_loop_end",
-                "rss_before_mib", "peak_rss_in_loop_mib", "peak_sampled_rss_mib",
-                "rss_at_loop_end_mib", "rss_after_skip_frontier_mib", "rss_after_finish_outputs_mib",
-                "peak_rss_after_loop_mib", "peak_rss_mib", "skip_frontier_cpu_s", "finish_outputs_cpu_s",
-                "summary_skipped", "skipped_tsv_rows", "wall_s", "load_before", "load_after")
+        result = run_case(
+            args.memory_origins,
+            args.memory_pages,
+            args.memory_links,
+            args.per_host,
+            args.workers[0],
+            args.threads,
+            max_pages=args.memory_max_pages or None,
+            memory=True,
+            trace=args.tracemalloc,
+        )
+        keys = (
+            "origins",
+            "links",
+            "max_pages",
+            "pages",
+            "robots",
+            "waiting_mid",
+            "rss_mid_mib",
+            "waiting_at_loop_end",
+            "rss_before_mib",
+            "peak_rss_in_loop_mib",
+            "peak_sampled_rss_mib",
+            "rss_at_loop_end_mib",
+            "rss_after_skip_frontier_mib",
+            "rss_after_finish_outputs_mib",
+            "peak_rss_after_loop_mib",
+            "peak_rss_mib",
+            "skip_frontier_cpu_s",
+            "finish_outputs_cpu_s",
+            "summary_skipped",
+            "skipped_tsv_rows",
+            "wall_s",
+            "load_before",
+            "load_after",
+        )
         for key in keys:
             print(f"{key:<30} {result.get(key)}")
-        for key in ("tracemalloc_mid", "tracemalloc_at_loop_end", "tracemalloc_after_skip_frontier",
-                    "tracemalloc_after_finish_outputs"):
+        for key in (
+            "tracemalloc_mid",
+            "tracemalloc_at_loop_end",
+            "tracemalloc_after_skip_frontier",
+            "tracemalloc_after_finish_outputs",
+        ):
             if key in result:
                 print(f"\n{key}:")
                 for row in result[key]:
@@ -560,8 +731,16 @@ def main() -> int:
         for n in args.origins:
             politeness = [args.per_host] + ([None] if args.adaptive else [])
             for per_host in politeness:
-                cases.append(dict(origins=n, pages=pages_for(n), links=args.links, per_host=per_host,
-                                  workers=workers, threads=args.threads))
+                cases.append(
+                    dict(
+                        origins=n,
+                        pages=pages_for(n),
+                        links=args.links,
+                        per_host=per_host,
+                        workers=workers,
+                        threads=args.threads,
+                    )
+                )
                 if args.no_exchanged and per_host == args.per_host:
                     cases.append(dict(cases[-1], exchanged=False))
     runs = []
@@ -570,14 +749,17 @@ def main() -> int:
             result = spawn_case(case)
             result["round"] = round_no
             runs.append(result)
-            print(f"round {round_no} stubs {result['workers']:>3} origins {result['origins']:>7} "
-                  f"per_host {str(result['per_host']):>4} "
-                  f"exchanged {result['exchanged']!s:>5}: {result['tasks']} tasks in {result['wall_s']} s, "
-                  f"dispatcher {result['dispatcher_cpu_ms_per_task']:.3f} ms/task "
-                  f"(ceiling {result['dispatcher_ceiling_tasks_per_s']}/s), manager "
-                  f"{result['manager_cpu_ms_per_task']:.3f}, stubs {result['stubs_cpu_ms_per_task']:.3f} ms/task, "
-                  f"{result['messages_per_turn']} msgs/turn, peak {result['peak_rss_mib']} MiB, "
-                  f"load {result['load_before'][0]}-{result['load_after'][0]}", flush=True)
+            print(
+                f"round {round_no} stubs {result['workers']:>3} origins {result['origins']:>7} "
+                f"per_host {str(result['per_host']):>4} "
+                f"exchanged {result['exchanged']!s:>5}: {result['tasks']} tasks in {result['wall_s']} s, "
+                f"dispatcher {result['dispatcher_cpu_ms_per_task']:.3f} ms/task "
+                f"(ceiling {result['dispatcher_ceiling_tasks_per_s']}/s), manager "
+                f"{result['manager_cpu_ms_per_task']:.3f}, stubs {result['stubs_cpu_ms_per_task']:.3f} ms/task, "
+                f"{result['messages_per_turn']} msgs/turn, peak {result['peak_rss_mib']} MiB, "
+                f"load {result['load_before'][0]}-{result['load_after'][0]}",
+                flush=True,
+            )
     rows = summarize(runs)
     print_table(rows)
     with open(os.path.join(RESULTS, args.out), "w") as f:

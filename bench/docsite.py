@@ -45,10 +45,23 @@ def main() -> int:
         out = args.out or os.path.join(server.tmp, "out")  # read before nginx's folder goes
         started = time.monotonic()
         result = subprocess.run(
-            [sys.executable, "-m", "crawler", server.url("/index.html"), "--out", out,
-             "--workers", str(args.workers), "--threads", str(args.threads), "--quiet",
-             *(["--warc"] if args.warc else [])],
-            capture_output=True, text=True)
+            [
+                sys.executable,
+                "-m",
+                "crawler",
+                server.url("/index.html"),
+                "--out",
+                out,
+                "--workers",
+                str(args.workers),
+                "--threads",
+                str(args.threads),
+                "--quiet",
+                *(["--warc"] if args.warc else []),
+            ],
+            capture_output=True,
+            text=True,
+        )
         wall = time.monotonic() - started
         if result.returncode != 0:
             print(result.stderr, file=sys.stderr)
@@ -64,23 +77,41 @@ def main() -> int:
                 path = urllib.parse.urlsplit(record["url"]).path
                 pages.add(urllib.parse.unquote(path).lstrip("/"))
     expected = reachable_html_pages(args.root, "index.html")
-    print(json.dumps({
-        "root": args.root, "workers": args.workers, "threads": args.threads,
-        "pages": summary["pages"], "non_html": summary["non_html"], "failed": summary["failed"],
-        "failed_by_reason": summary["failed_by_reason"], "claimed": summary["claimed"],
-        "reconciled": summary["reconciled"], "crawl_wall_s": summary["wall_s"],
-        "command_wall_s": round(wall, 2), "pages_per_s": summary["pages_per_s"],
-        "cpu_s": summary["cpu_s"], "peak_rss_mib": round(summary["peak_rss_bytes"] / 2**20, 1),
-        "cpu_ms_per_page_by_role": {role: round(1000 * row["cpu_s"] / max(summary["pages"], 1), 2)
-                                    for role, row in summary["processes"].items()},
-        "server_requests": sum(requests.values()), "distinct_paths": len(requests),
-        "paths_requested_twice": twice,
-        "output_bytes": sum(sizes.values()),
-        "warc_bytes": sum(n for name, n in sizes.items() if name.startswith("warc-")),
-        "reachable_html_pages": len(expected), "records_for_reachable": len(pages & expected),
-        "missing": sorted(expected - pages), "unexpected": sorted(pages - expected),
-        "output": out,
-    }, indent=2))
+    print(
+        json.dumps(
+            {
+                "root": args.root,
+                "workers": args.workers,
+                "threads": args.threads,
+                "pages": summary["pages"],
+                "non_html": summary["non_html"],
+                "failed": summary["failed"],
+                "failed_by_reason": summary["failed_by_reason"],
+                "claimed": summary["claimed"],
+                "reconciled": summary["reconciled"],
+                "crawl_wall_s": summary["wall_s"],
+                "command_wall_s": round(wall, 2),
+                "pages_per_s": summary["pages_per_s"],
+                "cpu_s": summary["cpu_s"],
+                "peak_rss_mib": round(summary["peak_rss_bytes"] / 2**20, 1),
+                "cpu_ms_per_page_by_role": {
+                    role: round(1000 * row["cpu_s"] / max(summary["pages"], 1), 2)
+                    for role, row in summary["processes"].items()
+                },
+                "server_requests": sum(requests.values()),
+                "distinct_paths": len(requests),
+                "paths_requested_twice": twice,
+                "output_bytes": sum(sizes.values()),
+                "warc_bytes": sum(n for name, n in sizes.items() if name.startswith("warc-")),
+                "reachable_html_pages": len(expected),
+                "records_for_reachable": len(pages & expected),
+                "missing": sorted(expected - pages),
+                "unexpected": sorted(pages - expected),
+                "output": out,
+            },
+            indent=2,
+        )
+    )
     return 0 if not twice and summary["reconciled"] and pages == expected else 1
 
 

@@ -65,12 +65,12 @@ PENDING = 1000
 
 def url_of(number: int, origins: int) -> str:
     index = number % origins
-    return (f"http://127.0.{index // PORTS}.1:{FIRST_PORT + index % PORTS}"
-            f"/docs/section-{number % 97}/page-{number}.html")
+    return f"http://127.0.{index // PORTS}.1:{FIRST_PORT + index % PORTS}/docs/section-{number % 97}/page-{number}.html"
 
 
-def client(table, cid: int, clients: int, origins: int, new: int, seen: int, mode: str,
-           duration: float, ready, start, out) -> None:
+def client(
+    table, cid: int, clients: int, origins: int, new: int, seen: int, mode: str, duration: float, ready, start, out
+) -> None:
     """One fetcher's page calls, back to back for ``duration`` s after ``start`` is set."""
     rng = random.Random(cid)
     number = lambda n: n * clients + cid  # noqa: E731 (this client's n-th URL)
@@ -108,9 +108,12 @@ def measure(ctx, clients: int, origins: int, mode: str, new: int, seen: int, dur
     try:
         table = manager.VisitedTable(64)
         ready, start, out = ctx.Queue(), ctx.Event(), ctx.Queue()
-        procs = [ctx.Process(target=client, args=(table, cid, clients, origins, new, seen, mode, duration,
-                                                  ready, start, out))
-                 for cid in range(clients)]
+        procs = [
+            ctx.Process(
+                target=client, args=(table, cid, clients, origins, new, seen, mode, duration, ready, start, out)
+            )
+            for cid in range(clients)
+        ]
         for p in procs:
             p.start()
         for _ in procs:
@@ -130,9 +133,16 @@ def measure(ctx, clients: int, origins: int, mode: str, new: int, seen: int, dur
     calls = sum(r[1] for r in reports)
     manager_cpu = cpu_after.user + cpu_after.system - cpu.user - cpu.system
     return {
-        "mode": mode, "clients": clients, "origins": origins, "new": new, "seen": seen,
-        "duration_s": duration, "wall_s": round(wall, 3), "calls": calls,
-        "claims": sum(r[2] for r in reports), "won": sum(r[3] for r in reports),
+        "mode": mode,
+        "clients": clients,
+        "origins": origins,
+        "new": new,
+        "seen": seen,
+        "duration_s": duration,
+        "wall_s": round(wall, 3),
+        "calls": calls,
+        "claims": sum(r[2] for r in reports),
+        "won": sum(r[3] for r in reports),
         "stored": stored,
         "calls_per_s": round(sum(r[1] / r[4] for r in reports)),
         "claims_per_s": round(sum(r[2] / r[4] for r in reports)),
@@ -141,7 +151,8 @@ def measure(ctx, clients: int, origins: int, mode: str, new: int, seen: int, dur
         "manager_us_per_call": round(1e6 * manager_cpu / calls, 2),
         "manager_ceiling_calls_per_s": round(calls / manager_cpu),
         "clients_us_per_call": round(1e6 * sum(r[5] for r in reports) / calls, 2),
-        "load_before": load_before, "load_after": [round(x, 2) for x in os.getloadavg()],
+        "load_before": load_before,
+        "load_after": [round(x, 2) for x in os.getloadavg()],
     }
 
 
@@ -150,30 +161,58 @@ def _range(values) -> str:
     return f"{lo:g}" if lo == hi else f"{lo:g}-{hi:g}"
 
 
-FIELDS = ("calls_per_s", "claims_per_s", "manager_us_per_call", "manager_ceiling_calls_per_s",
-          "manager_busy", "clients_us_per_call")
+FIELDS = (
+    "calls_per_s",
+    "claims_per_s",
+    "manager_us_per_call",
+    "manager_ceiling_calls_per_s",
+    "manager_busy",
+    "clients_us_per_call",
+)
 
 
 def summarize(runs: list[dict]) -> list[dict]:
     groups: dict = {}
     for run in runs:
-        groups.setdefault((run["part"], run["mode"], run["origins"], run["clients"], run["new"], run["seen"]),
-                          []).append(run)
+        groups.setdefault(
+            (run["part"], run["mode"], run["origins"], run["clients"], run["new"], run["seen"]), []
+        ).append(run)
     rows = []
     for (part, mode, origins, clients, new, seen), group in groups.items():
-        row = {"part": part, "mode": mode, "origins": origins, "clients": clients, "new": new, "seen": seen,
-               "rounds": len(group)}
+        row = {
+            "part": part,
+            "mode": mode,
+            "origins": origins,
+            "clients": clients,
+            "new": new,
+            "seen": seen,
+            "rounds": len(group),
+        }
         for field in FIELDS:
             row[field] = {"min": min(r[field] for r in group), "max": max(r[field] for r in group)}
-        row["load_1min"] = {"min": min(r["load_before"][0] for r in group),
-                            "max": max(r["load_after"][0] for r in group)}
+        row["load_1min"] = {
+            "min": min(r["load_before"][0] for r in group),
+            "max": max(r["load_after"][0] for r in group),
+        }
         rows.append(row)
     return rows
 
 
 def print_table(rows: list[dict]) -> None:
-    head = ["part", "mode", "origins", "clients", "links new:seen", "calls/s", "claims/s", "manager us/call",
-            "manager ceiling calls/s", "manager busy", "clients us/call", "load"]
+    head = [
+        "part",
+        "mode",
+        "origins",
+        "clients",
+        "links new:seen",
+        "calls/s",
+        "claims/s",
+        "manager us/call",
+        "manager ceiling calls/s",
+        "manager busy",
+        "clients us/call",
+        "load",
+    ]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     for r in rows:
@@ -192,11 +231,13 @@ def main() -> int:
     parser.add_argument("--seen", type=int, default=2, help="links already claimed per settle")
     parser.add_argument("--duration", type=float, default=4.0, help="seconds per measurement")
     parser.add_argument("--modes", nargs="+", default=["settle", "page"], choices=["settle", "page"])
-    parser.add_argument("--mixes", nargs="*", default=["1:0", "2:2", "2:10", "1:42"],
-                        help="NEW:SEEN links per call of part 3")
+    parser.add_argument(
+        "--mixes", nargs="*", default=["1:0", "2:2", "2:10", "1:42"], help="NEW:SEEN links per call of part 3"
+    )
     parser.add_argument("--mix-clients", type=int, default=8)
-    parser.add_argument("--append", action="store_true",
-                        help="add these rounds to those already in bench/results/manager_ceiling.json")
+    parser.add_argument(
+        "--append", action="store_true", help="add these rounds to those already in bench/results/manager_ceiling.json"
+    )
     args = parser.parse_args()
     ctx = multiprocessing.get_context("fork")
     path = os.path.join(RESULTS, "manager_ceiling.json")
@@ -210,12 +251,15 @@ def main() -> int:
             run = measure(ctx, clients, origins, mode, new, seen, args.duration)
             run.update(part=part, round=round_no)
             runs.append(run)
-            print(f"round {round_no} {part:<7} {mode:<6} origins {origins:>7} clients {clients:>3} "
-                  f"links {new}:{seen}: "
-                  f"{run['calls_per_s']:>6} calls/s, {run['claims_per_s']:>6} claims/s, manager "
-                  f"{run['manager_us_per_call']:>6.1f} us/call (ceiling {run['manager_ceiling_calls_per_s']}/s, "
-                  f"busy {run['manager_busy']}), clients {run['clients_us_per_call']:.1f} us/call, "
-                  f"load {run['load_before'][0]}-{run['load_after'][0]}", flush=True)
+            print(
+                f"round {round_no} {part:<7} {mode:<6} origins {origins:>7} clients {clients:>3} "
+                f"links {new}:{seen}: "
+                f"{run['calls_per_s']:>6} calls/s, {run['claims_per_s']:>6} claims/s, manager "
+                f"{run['manager_us_per_call']:>6.1f} us/call (ceiling {run['manager_ceiling_calls_per_s']}/s, "
+                f"busy {run['manager_busy']}), clients {run['clients_us_per_call']:.1f} us/call, "
+                f"load {run['load_before'][0]}-{run['load_after'][0]}",
+                flush=True,
+            )
     rows = summarize(runs)
     print_table(rows)
     os.makedirs(RESULTS, exist_ok=True)

@@ -60,8 +60,9 @@ async def _answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
                 status, ctype, body = "200 OK", "text/html; charset=utf-8", PAGES.get(path, PAGES["/b"])
             else:
                 status, ctype, body = "404 Not Found", "text/html", b"<p>not found</p>"
-            writer.write(f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\n"
-                         f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            writer.write(
+                f"HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {len(body)}\r\n\r\n".encode() + body
+            )
             await writer.drain()
     except (asyncio.IncompleteReadError, ConnectionError, asyncio.CancelledError):
         pass  # the client left, or the server stops
@@ -75,6 +76,7 @@ def _serve(count: int, ports: multiprocessing.Queue, stop: multiprocessing.Event
         ports.put([s.sockets[0].getsockname()[1] for s in servers])
         while not stop.is_set():
             await asyncio.sleep(0.2)
+
     asyncio.run(main())
 
 
@@ -92,17 +94,34 @@ def run(sites: int, per_site: int, workers: int, threads: int, timeout_s: float)
                     f.writelines(f"http://127.0.0.1:{port}/s{j}\n" for j in range(1, per_site))
             out = os.path.join(tmp, "out")
             started = time.monotonic()
-            command = [sys.executable, "-m", "crawler", "--seeds", seed_file, "--out", out,
-                       "--workers", str(workers), "--threads", str(threads), "--quiet"]
-            crawl = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL,
-                                     start_new_session=True)  # its own group, to kill on a hang
+            command = [
+                sys.executable,
+                "-m",
+                "crawler",
+                "--seeds",
+                seed_file,
+                "--out",
+                out,
+                "--workers",
+                str(workers),
+                "--threads",
+                str(threads),
+                "--quiet",
+            ]
+            crawl = subprocess.Popen(
+                command, cwd=ROOT, stdout=subprocess.DEVNULL, start_new_session=True
+            )  # its own group, to kill on a hang
             try:
                 code = crawl.wait(timeout_s)
             except subprocess.TimeoutExpired:
                 os.killpg(crawl.pid, signal.SIGKILL)  # the crawler and its children only
                 crawl.wait()
-                return {"sites": sites, "seeds": sites * per_site, "ok": False,
-                        "hang": f"no end after {timeout_s:g} s: killed"}
+                return {
+                    "sites": sites,
+                    "seeds": sites * per_site,
+                    "ok": False,
+                    "hang": f"no end after {timeout_s:g} s: killed",
+                }
             if code != 0:
                 return {"sites": sites, "seeds": sites * per_site, "ok": False, "exit": code}
             wall = time.monotonic() - started
@@ -119,14 +138,20 @@ def run(sites: int, per_site: int, workers: int, threads: int, timeout_s: float)
         if server.is_alive():
             server.kill()
     done = summary["visited"] + summary["failed"]
-    return {"sites": sites, "seeds": sites * per_site, "pages": summary["pages"],
-            "skipped": summary["skipped"],
-            "summary_sites": summary.get("sites"), "sites_done": summary.get("sites_done"),
-            "tsv_rows": rows, "sites_tsv_cpu_s": round(report_s, 3), "wall_s": round(wall, 1),
-            "urls_done": done,
-            "cpu_ms_per_url": {role: round(1000 * p["cpu_s"] / done, 3)
-                               for role, p in summary["processes"].items()},
-            "ok": summary["pages"] == (2 + per_site) * sites and summary["skipped"] == sites}
+    return {
+        "sites": sites,
+        "seeds": sites * per_site,
+        "pages": summary["pages"],
+        "skipped": summary["skipped"],
+        "summary_sites": summary.get("sites"),
+        "sites_done": summary.get("sites_done"),
+        "tsv_rows": rows,
+        "sites_tsv_cpu_s": round(report_s, 3),
+        "wall_s": round(wall, 1),
+        "urls_done": done,
+        "cpu_ms_per_url": {role: round(1000 * p["cpu_s"] / done, 3) for role, p in summary["processes"].items()},
+        "ok": summary["pages"] == (2 + per_site) * sites and summary["skipped"] == sites,
+    }
 
 
 def main() -> int:
@@ -143,8 +168,11 @@ def main() -> int:
             row = run(sites, per_site, args.workers, args.threads, args.timeout)
             print(json.dumps(row), flush=True)
             if not row["ok"]:
-                print(f"FAIL: {sites} sites x {per_site} seeds: expected {(2 + per_site) * sites} "
-                      f"pages and {sites} skipped", flush=True)
+                print(
+                    f"FAIL: {sites} sites x {per_site} seeds: expected {(2 + per_site) * sites} "
+                    f"pages and {sites} skipped",
+                    flush=True,
+                )
                 failed = True
     return 1 if failed else 0
 

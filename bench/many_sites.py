@@ -83,6 +83,7 @@ def _roles(summary: dict | None, root_pid: int) -> dict[int, str]:
 def _records(out: str) -> tuple[dict[str, int], int]:
     """URL -> records, and how many records say 'Too many open files'."""
     from crawler.output.shards import iter_records
+
     counts: dict[str, int] = {}
     emfile = 0
     for record in iter_records(out):
@@ -92,16 +93,26 @@ def _records(out: str) -> tuple[dict[str, int], int]:
 
 
 def run_one(sites: int, args, folder: str) -> dict:
-    with ManySites(sites, args.seed, args.robots_pad, folder=os.path.join(folder, "server"),
-                   max_seconds=24 * 3600) as server:
+    with ManySites(
+        sites, args.seed, args.robots_pad, folder=os.path.join(folder, "server"), max_seconds=24 * 3600
+    ) as server:
         expected = server.expected()
         bound_polite = expected.politeness_bound_s(args.delay)
         estimated_cpu = len(expected.fetched) * ASSUMED_CPU_S_PER_URL / (os.cpu_count() or 1)
         timeout = args.timeout or max(300.0, 3 * max(bound_polite, estimated_cpu))
         out = os.path.join(folder, "out")
-        command = crawler_command(*seed_arguments(server.seeds_file, server.home_urls), "--out", out,
-                                  "--delay", str(args.delay), "--workers", str(args.workers),
-                                  "--threads", str(args.threads), "--quiet")
+        command = crawler_command(
+            *seed_arguments(server.seeds_file, server.home_urls),
+            "--out",
+            out,
+            "--delay",
+            str(args.delay),
+            "--workers",
+            str(args.workers),
+            "--threads",
+            str(args.threads),
+            "--quiet",
+        )
         server_process = psutil.Process(server.proc.pid)
         server_fds = [server_process.num_fds()]
 
@@ -109,8 +120,14 @@ def run_one(sites: int, args, folder: str) -> dict:
             server_fds.append(server_process.num_fds())
 
         busy_before = _machine_busy_s()
-        run = run_watched(command, os.path.join(folder, "stderr.txt"), progress=server.count,
-                          timeout_s=timeout, stall_s=args.stall, on_sample=sample_server)
+        run = run_watched(
+            command,
+            os.path.join(folder, "stderr.txt"),
+            progress=server.count,
+            timeout_s=timeout,
+            stall_s=args.stall,
+            on_sample=sample_server,
+        )
         busy = _machine_busy_s() - busy_before
         requests = server.requests()
     log = analyse_log(requests, expected, args.delay)
@@ -121,26 +138,35 @@ def run_one(sites: int, args, folder: str) -> dict:
     roles = _roles(summary, run.root_pid)
     by_role: dict[str, dict] = {}
     for pid, sample in run.processes.items():
-        row = by_role.setdefault(roles.get(pid, "child"), {"processes": 0, "peak_fds": 0,
-                                                         "peak_rss_mib": 0.0, "cpu_s": 0.0})
+        row = by_role.setdefault(
+            roles.get(pid, "child"), {"processes": 0, "peak_fds": 0, "peak_rss_mib": 0.0, "cpu_s": 0.0}
+        )
         row["processes"] += 1
         row["peak_fds"] = max(row["peak_fds"], sample.peak_fds)
         row["peak_rss_mib"] = max(row["peak_rss_mib"], round(sample.peak_rss_bytes / 2**20, 1))
         row["cpu_s"] = round(row["cpu_s"] + sample.cpu_s, 2)
     result = {
-        "sites": sites, "outcome": run.outcome, "returncode": run.returncode,
-        "command_wall_s": round(run.wall_s, 2), "timeout_s": round(timeout, 1),
-        "expected_urls": len(expected.fetched), "expected_skipped": len(expected.skipped),
+        "sites": sites,
+        "outcome": run.outcome,
+        "returncode": run.returncode,
+        "command_wall_s": round(run.wall_s, 2),
+        "timeout_s": round(timeout, 1),
+        "expected_urls": len(expected.fetched),
+        "expected_skipped": len(expected.skipped),
         "expected_failed_404": len(expected.failed),
         "busiest_origin_requests": max(expected.requests_by_port.values()),
         "politeness_bound_s": round(bound_polite, 2),
         "last_request_at_s": round(run.progress_at, 1),
-        "server": {**{k: v for k, v in log.items() if k not in ("missing", "unexpected", "repeated",
-                                                                  "robots_missing")},
-                   "robots_missing": len(log["robots_missing"]),
-                   "fds_listening": server_fds[0], "peak_fds": max(server_fds)},
-        "missing": len(log["missing"]), "missing_sample": log["missing"][:10],
-        "unexpected": log["unexpected"][:50], "repeated": dict(list(log["repeated"].items())[:50]),
+        "server": {
+            **{k: v for k, v in log.items() if k not in ("missing", "unexpected", "repeated", "robots_missing")},
+            "robots_missing": len(log["robots_missing"]),
+            "fds_listening": server_fds[0],
+            "peak_fds": max(server_fds),
+        },
+        "missing": len(log["missing"]),
+        "missing_sample": log["missing"][:10],
+        "unexpected": log["unexpected"][:50],
+        "repeated": dict(list(log["repeated"].items())[:50]),
         "sampled_by_role": by_role,
         "machine_busy_cores": round(busy / run.wall_s, 2) if run.wall_s else None,
         "emfile_on_stderr": "Too many open files" in run.stderr,
@@ -150,50 +176,74 @@ def run_one(sites: int, args, folder: str) -> dict:
         done = summary["visited"] + summary["failed"]
         records, emfile = _records(out)
         cpu_bound = summary["cpu_s"] / cores
-        result.update({
-            "crawl_wall_s": summary["wall_s"], "cpu_s": summary["cpu_s"], "cpu_bound_s": round(cpu_bound, 2),
-            "bound_s": round(max(cpu_bound, bound_polite), 2),
-            "wall_over_politeness_bound": round(run.wall_s / bound_polite, 2) if bound_polite else None,
-            "wall_over_cpu_bound": round(run.wall_s / cpu_bound, 2) if cpu_bound else None,
-            "urls_done": done, "pages": summary["pages"], "failed": summary["failed"],
-            "failed_by_reason": summary["failed_by_reason"], "skipped_by_reason": summary["skipped_by_reason"],
-            "robots_fetches": summary["robots_fetches"], "reconciled": summary["reconciled"],
-            "cpu_ms_per_url_by_role": {role: round(1000 * row["cpu_s"] / max(done, 1), 3)
-                                       for role, row in summary["processes"].items()},
-            "dispatcher_cpu_ms_per_page": round(1000 * summary["processes"]["dispatcher"]["cpu_s"]
-                                                / max(summary["pages"], 1), 3),
-            "peak_rss_mib_by_role": {role: round(row["peak_rss_bytes"] / 2**20, 1)
-                                     for role, row in summary["processes"].items()},
-            "peak_rss_mib": round(summary["peak_rss_bytes"] / 2**20, 1),
-            "records": sum(records.values()), "urls_recorded_twice": sum(1 for n in records.values() if n > 1),
-            "records_match_expected": set(records) == expected.fetched,
-            "emfile_records": emfile,
-        })
+        result.update(
+            {
+                "crawl_wall_s": summary["wall_s"],
+                "cpu_s": summary["cpu_s"],
+                "cpu_bound_s": round(cpu_bound, 2),
+                "bound_s": round(max(cpu_bound, bound_polite), 2),
+                "wall_over_politeness_bound": round(run.wall_s / bound_polite, 2) if bound_polite else None,
+                "wall_over_cpu_bound": round(run.wall_s / cpu_bound, 2) if cpu_bound else None,
+                "urls_done": done,
+                "pages": summary["pages"],
+                "failed": summary["failed"],
+                "failed_by_reason": summary["failed_by_reason"],
+                "skipped_by_reason": summary["skipped_by_reason"],
+                "robots_fetches": summary["robots_fetches"],
+                "reconciled": summary["reconciled"],
+                "cpu_ms_per_url_by_role": {
+                    role: round(1000 * row["cpu_s"] / max(done, 1), 3) for role, row in summary["processes"].items()
+                },
+                "dispatcher_cpu_ms_per_page": round(
+                    1000 * summary["processes"]["dispatcher"]["cpu_s"] / max(summary["pages"], 1), 3
+                ),
+                "peak_rss_mib_by_role": {
+                    role: round(row["peak_rss_bytes"] / 2**20, 1) for role, row in summary["processes"].items()
+                },
+                "peak_rss_mib": round(summary["peak_rss_bytes"] / 2**20, 1),
+                "records": sum(records.values()),
+                "urls_recorded_twice": sum(1 for n in records.values() if n > 1),
+                "records_match_expected": set(records) == expected.fetched,
+                "emfile_records": emfile,
+            }
+        )
     else:
         result["stacks"] = run.stacks[:MAX_STACK_CHARS]
-        result["stderr_tail"] = (run.stderr[:run.stderr.find("=== SIGABRT")][-4000:] if run.stacks
-                                 else run.stderr[-4000:])
-    result["ok"] = bool(run.outcome == "finished" and run.returncode == 0 and log["ok"] and summary
-                        and summary["reconciled"] and result["records_match_expected"]
-                        and not result["urls_recorded_twice"] and not result["emfile_records"])
+        result["stderr_tail"] = (
+            run.stderr[: run.stderr.find("=== SIGABRT")][-4000:] if run.stacks else run.stderr[-4000:]
+        )
+    result["ok"] = bool(
+        run.outcome == "finished"
+        and run.returncode == 0
+        and log["ok"]
+        and summary
+        and summary["reconciled"]
+        and result["records_match_expected"]
+        and not result["urls_recorded_twice"]
+        and not result["emfile_records"]
+    )
     return result
 
 
 def _line(r: dict) -> str:
     s = r["server"]
-    head = (f"{r['sites']:>6} sites  {r['outcome']:<8} wall {r['command_wall_s']:>7.1f} s  "
-            f"requests {s['requests']} (robots {s['robots_requests']}, pages {s['page_requests']} "
-            f"of {r['expected_urls']})  politeness bound {r['politeness_bound_s']} s")
+    head = (
+        f"{r['sites']:>6} sites  {r['outcome']:<8} wall {r['command_wall_s']:>7.1f} s  "
+        f"requests {s['requests']} (robots {s['robots_requests']}, pages {s['page_requests']} "
+        f"of {r['expected_urls']})  politeness bound {r['politeness_bound_s']} s"
+    )
     if "cpu_s" not in r:
         return head + f"  last request at {r['last_request_at_s']} s"
     fds = {role: row["peak_fds"] for role, row in r["sampled_by_role"].items()}
-    return (head + f" (x{r['wall_over_politeness_bound']})  cpu {r['cpu_s']} s, cpu bound "
-            f"{r['cpu_bound_s']} s (x{r['wall_over_cpu_bound']})  dispatcher "
-            f"{r['cpu_ms_per_url_by_role'].get('dispatcher')} ms/URL  peak MiB {r['peak_rss_mib_by_role']}  "
-            f"peak fds {fds} (server {s['fds_listening']} -> {s['peak_fds']})  overlaps {s['overlaps']}  "
-            f"min gap {s['min_gap_ms']} ms  "
-            f"gaps < delay {s['gaps_under_delay']}  missing {r['missing']}  repeated {len(r['repeated'])}  "
-            f"reconciled {r['reconciled']}  {'OK' if r['ok'] else 'FAIL'}")
+    return (
+        head + f" (x{r['wall_over_politeness_bound']})  cpu {r['cpu_s']} s, cpu bound "
+        f"{r['cpu_bound_s']} s (x{r['wall_over_cpu_bound']})  dispatcher "
+        f"{r['cpu_ms_per_url_by_role'].get('dispatcher')} ms/URL  peak MiB {r['peak_rss_mib_by_role']}  "
+        f"peak fds {fds} (server {s['fds_listening']} -> {s['peak_fds']})  overlaps {s['overlaps']}  "
+        f"min gap {s['min_gap_ms']} ms  "
+        f"gaps < delay {s['gaps_under_delay']}  missing {r['missing']}  repeated {len(r['repeated'])}  "
+        f"reconciled {r['reconciled']}  {'OK' if r['ok'] else 'FAIL'}"
+    )
 
 
 def main() -> int:
@@ -210,9 +260,14 @@ def main() -> int:
     parser.add_argument("--results", default=os.path.join(HERE, "results", "many_sites.json"))
     args = parser.parse_args()
     counts = [int(n) for n in args.sites.split(",") if n]
-    results = {"settings": {k: v for k, v in vars(args).items() if k != "results"}, "sites": counts,
-               "cpu_count": os.cpu_count(), "crawler": crawler_source(),
-               "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "runs": []}
+    results = {
+        "settings": {k: v for k, v in vars(args).items() if k != "results"},
+        "sites": counts,
+        "cpu_count": os.cpu_count(),
+        "crawler": crawler_source(),
+        "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "runs": [],
+    }
     top = tempfile.mkdtemp(prefix="many_sites-")
     ok = True
     try:

@@ -82,19 +82,32 @@ def main() -> int:
                 summary = json.load(f)
             progress = [line for line in crawled.stderr.splitlines() if re.search(r"done \d+/\d+", line)]
             row = {
-                "round": round_no + 1, "reachable_html_pages": expected,
-                "map": {"first_stdout_line": mapped.stdout.splitlines()[0], "pages": report["pages"],
-                        "urls": report["urls"], "bytes_by_type": report["bytes_by_type"],
-                        "command_wall_s": round(map_wall, 2), "walk_wall_s": map_summary["wall_s"],
-                        "cpu_s": map_summary["cpu_s"], "requests": dict(map_requests),
-                        "page_records_in_out_before_crawl": len(records_before_crawl)},
-                "crawl": {"pages": summary["pages"], "urls": summary["visited"] + summary["failed"],
-                          "command_wall_s": round(crawl_wall, 2), "crawl_wall_s": summary["wall_s"],
-                          "cpu_s": summary["cpu_s"], "requests": dict(crawl_requests),
-                          "total_line": next((line for line in crawled.stderr.splitlines()
-                                              if "progress total from" in line), None),
-                          "first_progress_line": progress[0] if progress else None,
-                          "last_progress_line": progress[-1] if progress else None},
+                "round": round_no + 1,
+                "reachable_html_pages": expected,
+                "map": {
+                    "first_stdout_line": mapped.stdout.splitlines()[0],
+                    "pages": report["pages"],
+                    "urls": report["urls"],
+                    "bytes_by_type": report["bytes_by_type"],
+                    "command_wall_s": round(map_wall, 2),
+                    "walk_wall_s": map_summary["wall_s"],
+                    "cpu_s": map_summary["cpu_s"],
+                    "requests": dict(map_requests),
+                    "page_records_in_out_before_crawl": len(records_before_crawl),
+                },
+                "crawl": {
+                    "pages": summary["pages"],
+                    "urls": summary["visited"] + summary["failed"],
+                    "command_wall_s": round(crawl_wall, 2),
+                    "crawl_wall_s": summary["wall_s"],
+                    "cpu_s": summary["cpu_s"],
+                    "requests": dict(crawl_requests),
+                    "total_line": next(
+                        (line for line in crawled.stderr.splitlines() if "progress total from" in line), None
+                    ),
+                    "first_progress_line": progress[0] if progress else None,
+                    "last_progress_line": progress[-1] if progress else None,
+                },
             }
             print(json.dumps(row, indent=2), flush=True)
             ok = ok and report["pages"] == summary["pages"] == expected and not records_before_crawl

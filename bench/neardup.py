@@ -55,16 +55,22 @@ def edits(markdown: str) -> dict[str, tuple[str, str]]:
     """Pairs of versions of one page that a user calls the same page."""
     stamp = "Page generated on {} by the site builder."
     footer_a = "\n\n© 2001-2023 Example Foundation. [Contact](http://h/contact) | [Privacy](http://h/privacy)\n"
-    footer_b = ("\n\n© 2001-2024 Example Foundation, all rights reserved. [Imprint](http://h/imprint) | "
-                "[Privacy policy](http://h/privacy-policy) | [Jobs](http://h/jobs)\n")
+    footer_b = (
+        "\n\n© 2001-2024 Example Foundation, all rights reserved. [Imprint](http://h/imprint) | "
+        "[Privacy policy](http://h/privacy-policy) | [Jobs](http://h/jobs)\n"
+    )
     nav_a = "[Home](http://h/) | [Docs](http://h/docs/) | [Blog](http://h/blog/)\n\n"
     nav_b = "[Home](http://h/) | [Docs](http://h/docs/) | [News](http://h/news/) | [Shop](http://h/shop/)\n\n"
-    banner = ("We use cookies to give you the best experience on our website. By continuing to browse "
-              "you agree to our cookie policy. [Accept all](http://h/cookies?accept=1) "
-              "[Settings](http://h/cookies)\n\n")
+    banner = (
+        "We use cookies to give you the best experience on our website. By continuing to browse "
+        "you agree to our cookie policy. [Accept all](http://h/cookies?accept=1) "
+        "[Settings](http://h/cookies)\n\n"
+    )
     return {
-        "timestamp": (markdown + "\n\n" + stamp.format("2024-01-05 10:22:31 UTC"),
-                      markdown + "\n\n" + stamp.format("2025-11-30 08:05:59 UTC")),
+        "timestamp": (
+            markdown + "\n\n" + stamp.format("2024-01-05 10:22:31 UTC"),
+            markdown + "\n\n" + stamp.format("2025-11-30 08:05:59 UTC"),
+        ),
         "footer_and_nav": (nav_a + markdown + footer_a, nav_b + markdown + footer_b),
         "cookie_banner": (markdown, banner + markdown),
     }
@@ -78,6 +84,7 @@ def simhash_numpy(text: str) -> int:
     """The same fingerprint as :func:`crawler.content.neardup.simhash`, counted with numpy."""
     import numpy as np
     import xxhash
+
     items = neardup.features(text)
     if not items:
         return 0
@@ -104,9 +111,11 @@ def quality(pages: dict[str, str], words: int, strip_links: bool) -> dict:
         distinct.setdefault(markdown, rel)  # identical Markdown: an exact duplicate, not counted
     names = list(distinct.values())
     prints = {rel: fingerprint(pages[rel], words, strip_links) for rel in names}
-    close = [(a, b, neardup.hamming(prints[a], prints[b]))
-             for a, b in itertools.combinations(names, 2)
-             if neardup.hamming(prints[a], prints[b]) <= K]
+    close = [
+        (a, b, neardup.hamming(prints[a], prints[b]))
+        for a, b in itertools.combinations(names, 2)
+        if neardup.hamming(prints[a], prints[b]) <= K
+    ]
     recall = {}
     for kind in ("timestamp", "footer_and_nav", "cookie_banner"):
         kept = 0
@@ -114,8 +123,14 @@ def quality(pages: dict[str, str], words: int, strip_links: bool) -> dict:
             a, b = edits(pages[rel])[kind]
             kept += neardup.hamming(fingerprint(a, words, strip_links), fingerprint(b, words, strip_links)) <= K
         recall[kind] = kept
-    return {"shingle_words": words, "strip_links": strip_links, "distinct_pages": len(names),
-            "false_pairs": len(close), "false_pairs_list": sorted(close)[:20], "edited_pairs_kept": recall}
+    return {
+        "shingle_words": words,
+        "strip_links": strip_links,
+        "distinct_pages": len(names),
+        "false_pairs": len(close),
+        "false_pairs_list": sorted(close)[:20],
+        "edited_pairs_kept": recall,
+    }
 
 
 def index_bytes_per_entry(count: int = 100_000) -> float:
@@ -146,18 +161,22 @@ def main() -> int:
         for strip in (True, False):
             row = quality(pages, words, strip)
             results["choices"].append(row)
-            print(f"shingle {words} words, links {'stripped' if strip else 'kept'}: "
-                  f"{row['false_pairs']} distinct pairs within {K} bits of {row['distinct_pages']} pages; "
-                  f"edited copies kept {row['edited_pairs_kept']}")
+            print(
+                f"shingle {words} words, links {'stripped' if strip else 'kept'}: "
+                f"{row['false_pairs']} distinct pairs within {K} bits of {row['distinct_pages']} pages; "
+                f"edited copies kept {row['edited_pairs_kept']}"
+            )
     texts = list(pages.values())
     assert all(simhash_numpy(t) == neardup.simhash(t) for t in texts), "numpy and pure Python differ"
     results["ms_per_page_pure"] = best_ms(neardup.simhash, texts, args.rounds)
     results["ms_per_page_numpy"] = best_ms(simhash_numpy, texts, args.rounds)
     results["ms_per_page_features_only"] = best_ms(neardup.features, texts, args.rounds)
     results["index_bytes_per_entry_100k"] = index_bytes_per_entry()
-    print(f"simhash per page: pure Python {results['ms_per_page_pure']} ms, numpy "
-          f"{results['ms_per_page_numpy']} ms (features alone {results['ms_per_page_features_only']} ms); "
-          f"index: {results['index_bytes_per_entry_100k']} bytes per entry at 100,000 entries")
+    print(
+        f"simhash per page: pure Python {results['ms_per_page_pure']} ms, numpy "
+        f"{results['ms_per_page_numpy']} ms (features alone {results['ms_per_page_features_only']} ms); "
+        f"index: {results['index_bytes_per_entry_100k']} bytes per entry at 100,000 entries"
+    )
     os.makedirs(os.path.join(os.path.dirname(__file__), "results"), exist_ok=True)
     with open(os.path.join(os.path.dirname(__file__), "results", "neardup.json"), "w") as f:
         json.dump(results, f, indent=2)

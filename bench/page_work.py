@@ -33,9 +33,13 @@ TAGS = tuple(LINK_ATTRIBUTES)
 
 def soup_links(text: str, strainer=None) -> tuple:
     from bs4 import BeautifulSoup
+
     soup = BeautifulSoup(text, "lxml", parse_only=strainer)
-    return tuple(el.get(LINK_ATTRIBUTES[el.name]) for el in soup.find_all(list(TAGS))
-                 if el.get(LINK_ATTRIBUTES[el.name]) is not None)
+    return tuple(
+        el.get(LINK_ATTRIBUTES[el.name])
+        for el in soup.find_all(list(TAGS))
+        if el.get(LINK_ATTRIBUTES[el.name]) is not None
+    )
 
 
 def best_ms_per_page(fn, items, rounds: int, clock=time.process_time) -> float:
@@ -54,8 +58,9 @@ def main() -> int:
     parser.add_argument("--root", default="/usr/share/doc/python3.11/html")
     parser.add_argument("--rounds", type=int, default=1 if os.environ.get("BENCH_QUICK") else 2)
     args = parser.parse_args()
-    files = sorted(os.path.join(d, f) for d, _, fs in os.walk(args.root, followlinks=True)
-                   for f in fs if f.endswith(".html"))
+    files = sorted(
+        os.path.join(d, f) for d, _, fs in os.walk(args.root, followlinks=True) for f in fs if f.endswith(".html")
+    )
     if not files:
         print(f"page_work: no .html files under {args.root}", file=sys.stderr)
         return 2
@@ -70,19 +75,20 @@ def main() -> int:
         "decode": lambda item: decode_html(item[1], "text/html"),
         "extract (lxml)": lambda item: extract(item[1]),
         "resolve + normalize": lambda item: link_targets(item[0], item[2]),
-        "main content + markdown (html2text)":
-            lambda item: page_markdown(item[1], effective_base(item[0], item[2])),
+        "main content + markdown (html2text)": lambda item: page_markdown(item[1], effective_base(item[0], item[2])),
         "simhash (near duplicates)": simhash,
         "json record": lambda markdown: json.dumps({"markdown": markdown}, ensure_ascii=False),
     }
     rows = {}
     for name, fn in steps.items():
-        items = bodies if name == "decode" else markdowns if name in (
-            "simhash (near duplicates)", "json record") else pages
+        items = (
+            bodies if name == "decode" else markdowns if name in ("simhash (near duplicates)", "json record") else pages
+        )
         rows[name] = best_ms_per_page(fn, items, args.rounds)
     total = sum(rows.values())
     rows["(compare) markdown of the whole page (--keep-boilerplate)"] = best_ms_per_page(
-        lambda item: to_markdown(item[1], effective_base(item[0], item[2])), pages, args.rounds)
+        lambda item: to_markdown(item[1], effective_base(item[0], item[2])), pages, args.rounds
+    )
     try:
         from bs4 import SoupStrainer
     except ImportError:
@@ -92,7 +98,8 @@ def main() -> int:
         same = all(soup_links(t) == extract(t).hrefs == soup_links(t, strainer) for _, t in texts)
         rows["(compare) BeautifulSoup full tree"] = best_ms_per_page(lambda i: soup_links(i[1]), texts, args.rounds)
         rows["(compare) BeautifulSoup + SoupStrainer"] = best_ms_per_page(
-            lambda i: soup_links(i[1], strainer), texts, args.rounds)
+            lambda i: soup_links(i[1], strainer), texts, args.rounds
+        )
         rows["(compare) same links from all three"] = float(same)
     print(f"{len(files)} pages under {args.root}, best of {args.rounds}, ms of CPU per page")
     for name, value in rows.items():
@@ -103,10 +110,19 @@ def main() -> int:
     results = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
     os.makedirs(results, exist_ok=True)
     with open(os.path.join(results, "page_work.json"), "w") as f:
-        json.dump({"root": args.root, "pages": len(files), "rounds": args.rounds,
-                   "ms_per_page": {k: round(v, 3) for k, v in rows.items()},
-                   "total_ms_per_page": round(total, 3), "cores": cores,
-                   "limit_pages_per_s": round(1000 * cores / total, 1)}, f, indent=1)
+        json.dump(
+            {
+                "root": args.root,
+                "pages": len(files),
+                "rounds": args.rounds,
+                "ms_per_page": {k: round(v, 3) for k, v in rows.items()},
+                "total_ms_per_page": round(total, 3),
+                "cores": cores,
+                "limit_pages_per_s": round(1000 * cores / total, 1),
+            },
+            f,
+            indent=1,
+        )
     return 0
 
 

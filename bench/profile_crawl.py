@@ -137,11 +137,11 @@ ROLES = ("dispatcher", "manager", "fetcher")
 class _State:
     """Profiling state of this process (a forked child gets a copy, reset at fork)."""
 
-    active = False        # profiling is on (set in the dispatcher; inherited by children)
-    builtins = False      # profile C functions as their own entries
-    out_dir = ""          # where each process dumps its stats
+    active = False  # profiling is on (set in the dispatcher; inherited by children)
+    builtins = False  # profile C functions as their own entries
+    out_dir = ""  # where each process dumps its stats
     role = "dispatcher"
-    main: cProfile.Profile | None = None   # this process's main-thread profiler
+    main: cProfile.Profile | None = None  # this process's main-thread profiler
     profilers: list = []  # [(thread kind, Profile)] of this process
     dumped = False
 
@@ -159,13 +159,13 @@ def _thread_kind(thread: threading.Thread) -> str:
     """A label for the threads whose stats are merged in one dump."""
     name = thread.name
     if isinstance(thread, threading.Timer):
-        return "timer"          # the fetch watchdog, one per GET
+        return "timer"  # the fetch watchdog, one per GET
     if name.startswith("fetcher-"):
         return "worker"
     if name == "QueueFeederThread":
         return "feeder"
     if name.endswith("(handle_request)"):
-        return "server"         # a manager connection (renamed later by the manager)
+        return "server"  # a manager connection (renamed later by the manager)
     if name.endswith("(accepter)"):
         return "accepter"
     return "thread"
@@ -224,8 +224,7 @@ def _add_stat(a, b):
     cc, nc, tt, ct, callers = b
     callers_a = dict(a[4])
     for func, edge in callers.items():
-        callers_a[func] = tuple(x + y for x, y in zip(callers_a[func], edge)) \
-            if func in callers_a else edge
+        callers_a[func] = tuple(x + y for x, y in zip(callers_a[func], edge)) if func in callers_a else edge
     return (a[0] + cc, a[1] + nc, a[2] + tt, a[3] + ct, callers_a)
 
 
@@ -300,7 +299,7 @@ PROBE_TARGETS = (
     ("crawler.engine.worker", "ResultSender", "put", "result send"),
     ("multiprocessing.queues", "Queue", "get", "task queue get"),
 )
-_PROBE_SUMS: list[dict] = []        # one dict per thread: label -> [calls, seconds]
+_PROBE_SUMS: list[dict] = []  # one dict per thread: label -> [calls, seconds]
 _probe_local = threading.local()
 
 
@@ -321,6 +320,7 @@ def _probe(label: str, fn):
             return fn(*args, **kwargs)
         finally:
             _count(label, clock() - started)
+
     return probed
 
 
@@ -344,6 +344,7 @@ def _settle_probe(timed):
         _count("(settle: links sent)", len(links))
         _count("(settle: pickled argument bytes)", len(ForkingPickler.dumps(args)))
         return timed(self, *args, **kwargs)
+
     return settle
 
 
@@ -392,14 +393,17 @@ def probed_crawl(config: CrawlConfig, out_dir: str) -> dict:
 
 
 def missing_probes() -> list[str]:
-    return [label for module, cls, name, label in PROBE_TARGETS
-            if getattr(_probe_owner(module, cls), name, None) is None]
+    return [
+        label for module, cls, name, label in PROBE_TARGETS if getattr(_probe_owner(module, cls), name, None) is None
+    ]
 
 
 def probe_cost_us() -> float:
     """Thread CPU microseconds one probe adds to a call (best of 5 x 20,000 calls)."""
+
     def nothing():
         return None
+
     probed = _probe("(cost)", nothing)
     best = float("inf")
     for _ in range(5):
@@ -429,14 +433,22 @@ def load_probes(probe_dir: str, pages: int) -> dict:
                 row = totals.setdefault(label, [0, 0.0])
                 row[0] += calls
                 row[1] += seconds
-    counters = {label: {"calls": calls, "total": amount, "per_call": round(amount / calls, 1) if calls else None}
-                for label, (calls, amount) in totals.items() if label.startswith("(")}
-    return {"fetchers": files, "process_cpu_ms_per_page": round(cpu * 1000 / pages, 3),
-            "probes": {label: {"calls_per_page": round(calls / pages, 2),
-                               "ms_per_page": round(seconds * 1000 / pages, 4)}
-                       for label, (calls, seconds) in sorted(totals.items(), key=lambda kv: _ORDER.get(kv[0], 99))
-                       if not label.startswith("(")},
-            "counters": counters, "missing": missing_probes()}
+    counters = {
+        label: {"calls": calls, "total": amount, "per_call": round(amount / calls, 1) if calls else None}
+        for label, (calls, amount) in totals.items()
+        if label.startswith("(")
+    }
+    return {
+        "fetchers": files,
+        "process_cpu_ms_per_page": round(cpu * 1000 / pages, 3),
+        "probes": {
+            label: {"calls_per_page": round(calls / pages, 2), "ms_per_page": round(seconds * 1000 / pages, 4)}
+            for label, (calls, seconds) in sorted(totals.items(), key=lambda kv: _ORDER.get(kv[0], 99))
+            if not label.startswith("(")
+        },
+        "counters": counters,
+        "missing": missing_probes(),
+    }
 
 
 _ORDER = {label: n for n, (_, _, _, label) in enumerate(PROBE_TARGETS)}
@@ -468,11 +480,28 @@ PROFILER = "profiler bookkeeping (this script)"
 OTHER = "other"
 
 #: Categories grouped as the leftover split names them.
-GROUP = {PAGE_MD: "page work", PAGE_EXTRACT: "page work", PAGE_LINKS: "page work",
-         PAGE_DECODE: "page work", PAGE_WRITE: "page work", HTTP: "HTTP", HTTP_TIMER: "HTTP",
-         IPC: "IPC", TABLE_PROXY: "table", TABLE_SERVE: "table", TABLE_LOGIC: "table",
-         WAIT: "waits", EXTRA: "other", GLUE: "other", DISPATCH: "other", MONITOR: "other",
-         PROCS: "other", OUTPUTS: "other", PROFILER: "other", OTHER: "other"}
+GROUP = {
+    PAGE_MD: "page work",
+    PAGE_EXTRACT: "page work",
+    PAGE_LINKS: "page work",
+    PAGE_DECODE: "page work",
+    PAGE_WRITE: "page work",
+    HTTP: "HTTP",
+    HTTP_TIMER: "HTTP",
+    IPC: "IPC",
+    TABLE_PROXY: "table",
+    TABLE_SERVE: "table",
+    TABLE_LOGIC: "table",
+    WAIT: "waits",
+    EXTRA: "other",
+    GLUE: "other",
+    DISPATCH: "other",
+    MONITOR: "other",
+    PROCS: "other",
+    OUTPUTS: "other",
+    PROFILER: "other",
+    OTHER: "other",
+}
 PAGE_CATEGORIES = (PAGE_MD, PAGE_EXTRACT, PAGE_LINKS, PAGE_DECODE, PAGE_WRITE)
 
 #: Where a thread's time goes when no caller owns it, by (role, thread kind).
@@ -494,8 +523,9 @@ def owner(func: tuple, role: str) -> str | None:
         return WAIT if any(w in name for w in ("acquire", "poll", "select", "sleep", "wait")) else None
     if path.endswith("/bench/profile_crawl.py") or _has(path, "/cProfile.py", "/pstats.py"):
         return PROFILER
-    if _has(path, "/crawler/content/markdown.py", "/html2text/", "/html/parser.py", "/_markupbase.py",
-            "/html/__init__.py"):
+    if _has(
+        path, "/crawler/content/markdown.py", "/html2text/", "/html/parser.py", "/_markupbase.py", "/html/__init__.py"
+    ):
         return PAGE_MD
     if path.endswith("/crawler/content/links.py"):
         return PAGE_LINKS if name in ("link_targets", "resolve_links") else PAGE_EXTRACT
@@ -513,8 +543,17 @@ def owner(func: tuple, role: str) -> str | None:
         if name == "markdown_fingerprint":
             return EXTRA
         return IPC if name == "put" else GLUE  # ResultSender.put: the result pipe
-    if _has(path, "/crawler/web/fetch.py", "/requests/", "/urllib3/", "/http/client.py",
-            "/http/cookiejar.py", "/email/", "/certifi/", "/charset_normalizer/"):
+    if _has(
+        path,
+        "/crawler/web/fetch.py",
+        "/requests/",
+        "/urllib3/",
+        "/http/client.py",
+        "/http/cookiejar.py",
+        "/email/",
+        "/certifi/",
+        "/charset_normalizer/",
+    ):
         return HTTP
     if _has(path, "/crawler/engine/visited.py"):
         return TABLE_LOGIC if role == "manager" else TABLE_PROXY
@@ -526,8 +565,9 @@ def owner(func: tuple, role: str) -> str | None:
         if name in ("_shutdown", "start", "_start_fetcher"):
             return PROCS
         return IPC if name == "_receive" else DISPATCH
-    if _has(path, "/psutil/") or (path.endswith("/crawler/engine/stats.py") and name in (
-            "sample", "set_role", "by_role", "cpu_s")):
+    if _has(path, "/psutil/") or (
+        path.endswith("/crawler/engine/stats.py") and name in ("sample", "set_role", "by_role", "cpu_s")
+    ):
         return MONITOR
     if path.endswith("/crawler/api.py") and name in ("finish_outputs", "never_claimed"):
         return OUTPUTS
@@ -599,25 +639,45 @@ def categorize(stats: dict, role: str, kind: str) -> dict:
 
 #: Inclusive (cumulative) times worth showing, per role: (file suffix, function name).
 ENTRY_POINTS = {
-    "fetcher": [("crawler/engine/worker.py", "run"), ("crawler/engine/worker.py", "_page"),
-                ("crawler/content/markdown.py", "to_markdown"), ("crawler/content/links.py", "extract"),
-                ("crawler/content/links.py", "link_targets"), ("crawler/web/decode.py", "decode_html"),
-                ("crawler/output/writers.py", "write"), ("crawler/web/fetch.py", "get"),
-                ("crawler/engine/worker.py", "_finish"), ("crawler/engine/visited.py", "settle"),
-                ("multiprocessing/managers.py", "_callmethod"),
-                ("multiprocessing/queues.py", "get"), ("crawler/engine/worker.py", "put")],
-    "manager": [("multiprocessing/managers.py", "serve_client"),
-                ("crawler/engine/visited.py", "settle"), ("crawler/engine/visited.py", "claim_many"),
-                ("crawler/engine/visited.py", "_group"), ("crawler/web/urlnorm.py", "fingerprint"),
-                ("multiprocessing/connection.py", "recv"), ("multiprocessing/connection.py", "send"),
-                ("multiprocessing/managers.py", "accepter"),
-                ("multiprocessing/managers.py", "handle_request")],
-    "dispatcher": [("crawler/engine/dispatcher.py", "_loop"), ("crawler/engine/dispatcher.py", "_fill"),
-                   ("crawler/engine/dispatcher.py", "_receive"), ("crawler/engine/dispatcher.py", "_handle"),
-                   ("crawler/engine/dispatcher.py", "_progress"), ("crawler/engine/stats.py", "sample"),
-                   ("multiprocessing/queues.py", "_feed"), ("multiprocessing/queues.py", "put"),
-                   ("crawler/engine/dispatcher.py", "start"), ("crawler/engine/dispatcher.py", "_shutdown"),
-                   ("crawler/api.py", "finish_outputs")],
+    "fetcher": [
+        ("crawler/engine/worker.py", "run"),
+        ("crawler/engine/worker.py", "_page"),
+        ("crawler/content/markdown.py", "to_markdown"),
+        ("crawler/content/links.py", "extract"),
+        ("crawler/content/links.py", "link_targets"),
+        ("crawler/web/decode.py", "decode_html"),
+        ("crawler/output/writers.py", "write"),
+        ("crawler/web/fetch.py", "get"),
+        ("crawler/engine/worker.py", "_finish"),
+        ("crawler/engine/visited.py", "settle"),
+        ("multiprocessing/managers.py", "_callmethod"),
+        ("multiprocessing/queues.py", "get"),
+        ("crawler/engine/worker.py", "put"),
+    ],
+    "manager": [
+        ("multiprocessing/managers.py", "serve_client"),
+        ("crawler/engine/visited.py", "settle"),
+        ("crawler/engine/visited.py", "claim_many"),
+        ("crawler/engine/visited.py", "_group"),
+        ("crawler/web/urlnorm.py", "fingerprint"),
+        ("multiprocessing/connection.py", "recv"),
+        ("multiprocessing/connection.py", "send"),
+        ("multiprocessing/managers.py", "accepter"),
+        ("multiprocessing/managers.py", "handle_request"),
+    ],
+    "dispatcher": [
+        ("crawler/engine/dispatcher.py", "_loop"),
+        ("crawler/engine/dispatcher.py", "_fill"),
+        ("crawler/engine/dispatcher.py", "_receive"),
+        ("crawler/engine/dispatcher.py", "_handle"),
+        ("crawler/engine/dispatcher.py", "_progress"),
+        ("crawler/engine/stats.py", "sample"),
+        ("multiprocessing/queues.py", "_feed"),
+        ("multiprocessing/queues.py", "put"),
+        ("crawler/engine/dispatcher.py", "start"),
+        ("crawler/engine/dispatcher.py", "_shutdown"),
+        ("crawler/api.py", "finish_outputs"),
+    ],
 }
 
 
@@ -628,7 +688,7 @@ def label(func: tuple) -> str:
     parts = path.replace(os.sep, "/").split("/")
     for anchor in ("site-packages", "python3.11", "main"):
         if anchor in parts:
-            parts = parts[len(parts) - parts[::-1].index(anchor):]
+            parts = parts[len(parts) - parts[::-1].index(anchor) :]
             break
     return f"{'/'.join(parts[-2:])}:{line}({name})"
 
@@ -644,9 +704,16 @@ def load_profiles(prof_dir: str) -> dict:
             stats = marshal.load(f)
         with open(os.path.join(prof_dir, name + ".threads")) as f:
             threads = int(f.read())
-        r = roles.setdefault(role, {"stats": {}, "categories": collections.Counter(),
-                                    "by_func": collections.defaultdict(collections.Counter),
-                                    "pids": set(), "threads": collections.Counter()})
+        r = roles.setdefault(
+            role,
+            {
+                "stats": {},
+                "categories": collections.Counter(),
+                "by_func": collections.defaultdict(collections.Counter),
+                "pids": set(),
+                "threads": collections.Counter(),
+            },
+        )
         r["pids"].add(int(pid))
         r["threads"][kind] += threads
         for func, cats in categorize(stats, role, kind).items():
@@ -664,9 +731,12 @@ def role_report(role: str, data: dict, pages: int, unprofiled_ms: float | None) 
     cats = {}
     for cat, sec in sorted(data["categories"].items(), key=lambda kv: -kv[1]):
         ms = sec * 1000 / pages
-        cats[cat] = {"ms_per_page": round(ms, 3), "share": round(sec / total_s, 4) if total_s else 0,
-                     "scaled_ms_per_page": round(ms * scale, 3) if scale else None,
-                     "group": GROUP[cat]}
+        cats[cat] = {
+            "ms_per_page": round(ms, 3),
+            "share": round(sec / total_s, 4) if total_s else 0,
+            "scaled_ms_per_page": round(ms * scale, 3) if scale else None,
+            "group": GROUP[cat],
+        }
     stats = data["stats"]
     by_func = data["by_func"]
 
@@ -674,34 +744,50 @@ def role_report(role: str, data: dict, pages: int, unprofiled_ms: float | None) 
         _cc, nc, tt, ct, _callers = stats[func]
         cats = by_func.get(func) or {}
         main = max(cats, key=cats.get) if cats else "?"
-        return {"function": label(func), "own_ms_per_page": round(tt * 1000 / pages, 3),
-                "incl_ms_per_page": round(ct * 1000 / pages, 3),
-                "calls_per_page": round(nc / pages, 2), "category": main,
-                "charged_to_callers": owner(func, role) is None}
+        return {
+            "function": label(func),
+            "own_ms_per_page": round(tt * 1000 / pages, 3),
+            "incl_ms_per_page": round(ct * 1000 / pages, 3),
+            "calls_per_page": round(nc / pages, 2),
+            "category": main,
+            "charged_to_callers": owner(func, role) is None,
+        }
 
     top = [row(f) for f in sorted(stats, key=lambda f: -stats[f][2])[:15]]
-    non_page = {f: sum(v for c, v in by_func.get(f, {}).items() if GROUP[c] != "page work")
-                for f in stats}
+    non_page = {f: sum(v for c, v in by_func.get(f, {}).items() if GROUP[c] != "page work") for f in stats}
     top_non_page = []
     for f in sorted(non_page, key=lambda f: -non_page[f])[:20]:
         if non_page[f] <= 0:
             break
         outside = {c: v for c, v in by_func[f].items() if GROUP[c] != "page work"}
-        top_non_page.append(dict(row(f), category=max(outside, key=outside.get),
-                                 non_page_ms_per_page=round(non_page[f] * 1000 / pages, 3)))
+        top_non_page.append(
+            dict(
+                row(f),
+                category=max(outside, key=outside.get),
+                non_page_ms_per_page=round(non_page[f] * 1000 / pages, 3),
+            )
+        )
     entries = []
     for suffix, name in ENTRY_POINTS.get(role, []):
-        found = [(s[1], s[3]) for f, s in stats.items() if f[2] == name
-                 and f[0].replace(os.sep, "/").endswith(suffix)]
+        found = [(s[1], s[3]) for f, s in stats.items() if f[2] == name and f[0].replace(os.sep, "/").endswith(suffix)]
         if found:
-            entries.append({"function": f"{suffix}({name})",
-                            "calls_per_page": round(sum(n for n, _ in found) / pages, 2),
-                            "incl_ms_per_page": round(sum(c for _, c in found) * 1000 / pages, 3)})
-    return {"processes": len(data["pids"]), "threads": dict(data["threads"]),
-            "profiled_ms_per_page": round(total_s * 1000 / pages, 3),
-            "scale_to_unprofiled": round(scale, 4) if scale else None,
-            "categories": cats, "top_functions": top, "top_non_page_work": top_non_page,
-            "entry_points": entries}
+            entries.append(
+                {
+                    "function": f"{suffix}({name})",
+                    "calls_per_page": round(sum(n for n, _ in found) / pages, 2),
+                    "incl_ms_per_page": round(sum(c for _, c in found) * 1000 / pages, 3),
+                }
+            )
+    return {
+        "processes": len(data["pids"]),
+        "threads": dict(data["threads"]),
+        "profiled_ms_per_page": round(total_s * 1000 / pages, 3),
+        "scale_to_unprofiled": round(scale, 4) if scale else None,
+        "categories": cats,
+        "top_functions": top,
+        "top_non_page_work": top_non_page,
+        "entry_points": entries,
+    }
 
 
 # --------------------------------------------------------------------------------------
@@ -714,6 +800,7 @@ def code_version() -> dict:
     of crawler/*.py as they are on disk now."""
     import hashlib
     import subprocess
+
     repo = os.path.dirname(HERE)
     digest = hashlib.sha1()
     package = os.path.join(repo, "crawler")
@@ -724,18 +811,19 @@ def code_version() -> dict:
 
     def git(*cmd) -> str:
         try:
-            return subprocess.run(["git", "-C", repo, *cmd], capture_output=True, text=True,
-                                  timeout=10).stdout.strip()
+            return subprocess.run(["git", "-C", repo, *cmd], capture_output=True, text=True, timeout=10).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return ""
-    return {"head": git("rev-parse", "--short", "HEAD"),
-            "changed_since_head": git("status", "--porcelain", "--", "crawler").splitlines(),
-            "crawler_sha1": digest.hexdigest()[:12]}
+
+    return {
+        "head": git("rev-parse", "--short", "HEAD"),
+        "changed_since_head": git("status", "--porcelain", "--", "crawler").splitlines(),
+        "crawler_sha1": digest.hexdigest()[:12],
+    }
 
 
 def html_files(root: str) -> list[str]:
-    return sorted(os.path.join(d, f) for d, _, fs in os.walk(root, followlinks=True)
-                  for f in fs if f.endswith(".html"))
+    return sorted(os.path.join(d, f) for d, _, fs in os.walk(root, followlinks=True) for f in fs if f.endswith(".html"))
 
 
 def page_items(root: str, every: int = 1) -> tuple[list, list]:
@@ -755,15 +843,16 @@ PAGE_STEPS = {
     "decode": (lambda item: decode_html(item[1], "text/html"), PAGE_DECODE),
     "extract (lxml)": (lambda item: extract(item[1]), PAGE_EXTRACT),
     "resolve + normalize": (lambda item: link_targets(item[0], item[2]), PAGE_LINKS),
-    "markdown (html2text)": (lambda item: to_markdown(item[1], effective_base(item[0], item[2])),
-                             PAGE_MD),
+    "markdown (html2text)": (lambda item: to_markdown(item[1], effective_base(item[0], item[2])), PAGE_MD),
     "json record": (lambda item: json.dumps({"markdown": item[1]}, ensure_ascii=False), PAGE_WRITE),
 }
 
 
 def _page_steps_ms(bodies, pages, rounds: int) -> dict:
-    return {name: best_ms_per_page(fn, bodies if name == "decode" else pages, rounds)
-            for name, (fn, _cat) in PAGE_STEPS.items()}
+    return {
+        name: best_ms_per_page(fn, bodies if name == "decode" else pages, rounds)
+        for name, (fn, _cat) in PAGE_STEPS.items()
+    }
 
 
 def _page_steps_child(bodies, pages, conn) -> None:
@@ -800,10 +889,13 @@ def page_work(root: str, rounds: int, parallel: int) -> dict:
     bodies, pages = page_items(root)
     rows = _page_steps_ms(bodies, pages, rounds)
     interleaved = _interleaved_ms(bodies)
-    result = {"files": len(bodies), "rounds": rounds, "steps_ms_per_page": rows,
-              "total_ms_per_page": sum(rows.values()),
-              "interleaved": {"steps_ms_per_page": interleaved,
-                              "total_ms_per_page": sum(interleaved.values())}}
+    result = {
+        "files": len(bodies),
+        "rounds": rounds,
+        "steps_ms_per_page": rows,
+        "total_ms_per_page": sum(rows.values()),
+        "interleaved": {"steps_ms_per_page": interleaved, "total_ms_per_page": sum(interleaved.values())},
+    }
     if parallel > 1:
         ctx = multiprocessing.get_context("fork")
         children = []
@@ -818,8 +910,7 @@ def page_work(root: str, rounds: int, parallel: int) -> dict:
             got.append(reader.recv())
             child.join()
         mean = {name: sum(g[name] for g in got) / len(got) for name in rows}
-        result["parallel"] = {"processes": parallel, "steps_ms_per_page": mean,
-                              "total_ms_per_page": sum(mean.values())}
+        result["parallel"] = {"processes": parallel, "steps_ms_per_page": mean, "total_ms_per_page": sum(mean.values())}
     return result
 
 
@@ -849,8 +940,12 @@ def calibrate(root: str, every: int, server: Nginx, builtins: bool, threads: int
         items = bodies if name == "decode" else pages
         plain = thread_cpu_ms(fn, items, 3)
         prof = profiled_ms(fn, items, builtins)
-        rows[cat] = {"step": name, "unprofiled_ms": round(plain, 4), "profiled_ms": round(prof, 4),
-                     "inflation": round(prof / plain, 3) if plain > 0 else None}
+        rows[cat] = {
+            "step": name,
+            "unprofiled_ms": round(plain, 4),
+            "profiled_ms": round(prof, 4),
+            "inflation": round(prof / plain, 3) if plain > 0 else None,
+        }
     client = HttpClient.from_config(make_config(server.url("/index.html"), "", 1, threads))
     urls = [server.url("/" + url.split("/", 3)[3]) for url, _ in bodies]
     try:
@@ -859,8 +954,12 @@ def calibrate(root: str, every: int, server: Nginx, builtins: bool, threads: int
         prof = profiled_ms(get, urls, builtins)
     finally:
         client.close()
-    rows[HTTP] = {"step": "HttpClient.get (main thread only)", "unprofiled_ms": round(plain, 4),
-                  "profiled_ms": round(prof, 4), "inflation": round(prof / plain, 3)}
+    rows[HTTP] = {
+        "step": "HttpClient.get (main thread only)",
+        "unprofiled_ms": round(plain, 4),
+        "profiled_ms": round(prof, 4),
+        "inflation": round(prof / plain, 3),
+    }
     return {"every": every, "pages": len(bodies), "by_category": rows}
 
 
@@ -886,8 +985,9 @@ def page_urls(out: str) -> list[str]:
 
 
 def make_config(seed: str, out: str, workers: int, threads: int) -> CrawlConfig:
-    return CrawlConfig(seeds=(seed,), out_dir=out, workers=workers, threads=threads,
-                       start_method="fork", progress_interval_s=3600.0)
+    return CrawlConfig(
+        seeds=(seed,), out_dir=out, workers=workers, threads=threads, start_method="fork", progress_interval_s=3600.0
+    )
 
 
 def own_cpu_s() -> float:
@@ -895,8 +995,16 @@ def own_cpu_s() -> float:
     return t.user + t.system
 
 
-def run_crawl(server: Nginx, tmp: str, tag: str, workers: int, threads: int,
-              prof_dir: str | None = None, builtins: bool = False, probes: bool = False) -> dict:
+def run_crawl(
+    server: Nginx,
+    tmp: str,
+    tag: str,
+    workers: int,
+    threads: int,
+    prof_dir: str | None = None,
+    builtins: bool = False,
+    probes: bool = False,
+) -> dict:
     """One in-process crawl; CPU per role (dispatcher corrected for this process's
     earlier CPU, nginx apart)."""
     out = os.path.join(tmp, tag)
@@ -923,19 +1031,29 @@ def run_crawl(server: Nginx, tmp: str, tag: str, workers: int, threads: int,
     pages = summary["pages"]
     total = sum(cpu.values())
     return {
-        "tag": tag, "workers": workers, "threads": threads, "profiled": prof_dir is not None,
-        "pages": pages, "claimed": summary["claimed"], "failed": summary["failed"],
-        "reconciled": summary["reconciled"], "wall_s": summary["wall_s"],
-        "call_wall_s": round(wall, 3), "pages_per_s": summary["pages_per_s"],
-        "requests": sum(hits.values()), "duplicate_requests": sum(hits.values()) - len(hits),
-        "cpu_s": {r: round(c, 3) for r, c in cpu.items()}, "cpu_total_s": round(total, 3),
+        "tag": tag,
+        "workers": workers,
+        "threads": threads,
+        "profiled": prof_dir is not None,
+        "pages": pages,
+        "claimed": summary["claimed"],
+        "failed": summary["failed"],
+        "reconciled": summary["reconciled"],
+        "wall_s": summary["wall_s"],
+        "call_wall_s": round(wall, 3),
+        "pages_per_s": summary["pages_per_s"],
+        "requests": sum(hits.values()),
+        "duplicate_requests": sum(hits.values()) - len(hits),
+        "cpu_s": {r: round(c, 3) for r, c in cpu.items()},
+        "cpu_total_s": round(total, 3),
         "ms_per_page": {r: round(c * 1000 / pages, 3) for r, c in cpu.items()},
         "share": {r: round(c / total, 4) for r, c in cpu.items()},
         "total_ms_per_page": round(total * 1000 / pages, 3),
         "dispatcher_crawl_call_cpu_s": round(crawl_call_cpu, 3),
         "nginx_cpu_s": round(server.cpu_s() - nginx_before, 3),
         "processes": {r: procs.get(r, {}).get("processes", 0) for r in ROLES},
-        "load_before": round(load_before, 2), "load_after": round(os.getloadavg()[0], 2),
+        "load_before": round(load_before, 2),
+        "load_after": round(os.getloadavg()[0], 2),
         "probes": load_probes(probe_dir, pages) if probes and prof_dir is None else None,
         "out": out,
     }
@@ -956,27 +1074,38 @@ def claims_analysis(out: str, run: dict) -> dict:
     claims = sum(len(v) for v in per_page.values())
     distinct = len({t for v in per_page.values() for t in v})
     from multiprocessing.reduction import ForkingPickler
-    sizes = [len(ForkingPickler.dumps(("7f0000000000", "settle", (url, "visited", links), {})))
-             for url, links in per_page.items()]
-    replies = [len(ForkingPickler.dumps(("#RETURN", [False] * len(links))))
-               for links in per_page.values()]
-    result = {"edges": {"pages_with_links": len(per_page), "in_scope_links": claims,
-                        "per_page": round(claims / max(1, len(per_page)), 1),
-                        "distinct_targets": distinct, "repeats": claims - distinct,
-                        "repeat_share": round((claims - distinct) / claims, 4) if claims else 0,
-                        "settle_request_bytes_mean_unfiltered": round(sum(sizes) / max(1, len(sizes))),
-                        "settle_reply_bytes_mean_unfiltered": round(sum(replies) / max(1, len(replies)))},
-              "claimed_in_table": run["claimed"]}
+
+    sizes = [
+        len(ForkingPickler.dumps(("7f0000000000", "settle", (url, "visited", links), {})))
+        for url, links in per_page.items()
+    ]
+    replies = [len(ForkingPickler.dumps(("#RETURN", [False] * len(links)))) for links in per_page.values()]
+    result = {
+        "edges": {
+            "pages_with_links": len(per_page),
+            "in_scope_links": claims,
+            "per_page": round(claims / max(1, len(per_page)), 1),
+            "distinct_targets": distinct,
+            "repeats": claims - distinct,
+            "repeat_share": round((claims - distinct) / claims, 4) if claims else 0,
+            "settle_request_bytes_mean_unfiltered": round(sum(sizes) / max(1, len(sizes))),
+            "settle_reply_bytes_mean_unfiltered": round(sum(replies) / max(1, len(replies))),
+        },
+        "claimed_in_table": run["claimed"],
+    }
     counters = (run.get("probes") or {}).get("counters", {})
     sent = counters.get("(settle: links sent)")
     size = counters.get("(settle: pickled argument bytes)")
     if sent:
         won = max(0, (run["claimed"] or 0) - 1)  # every claimed URL but the seed came from a settle
-        result["sent"] = {"settle_calls": sent["calls"], "links_sent": int(sent["total"]),
-                          "links_per_settle": sent["per_call"],
-                          "lost_claims_sent": int(sent["total"]) - won,
-                          "lost_share": round((sent["total"] - won) / sent["total"], 4) if sent["total"] else 0,
-                          "pickled_argument_bytes_per_settle": size["per_call"] if size else None}
+        result["sent"] = {
+            "settle_calls": sent["calls"],
+            "links_sent": int(sent["total"]),
+            "links_per_settle": sent["per_call"],
+            "lost_claims_sent": int(sent["total"]) - won,
+            "lost_share": round((sent["total"] - won) / sent["total"], 4) if sent["total"] else 0,
+            "pickled_argument_bytes_per_settle": size["per_call"] if size else None,
+        }
     return result
 
 
@@ -986,41 +1115,51 @@ def claims_analysis(out: str, run: dict) -> dict:
 
 
 def print_run1(runs: list[dict]) -> None:
-    print("\nRun 1, no profiler (fastest run per worker count; CPU of dispatcher to the end"
-          " of its loop):")
-    print(f"  {'workers':>7} {'pages':>5} {'wall s':>7} {'pages/s':>8} "
-          + "".join(f"{r + ' ms/pg (%)':>22}" for r in ROLES) + f" {'total ms/pg':>11}"
-          + f" {'crawl() CPU s':>13} {'nginx s':>7}")
+    print("\nRun 1, no profiler (fastest run per worker count; CPU of dispatcher to the end of its loop):")
+    print(
+        f"  {'workers':>7} {'pages':>5} {'wall s':>7} {'pages/s':>8} "
+        + "".join(f"{r + ' ms/pg (%)':>22}" for r in ROLES)
+        + f" {'total ms/pg':>11}"
+        + f" {'crawl() CPU s':>13} {'nginx s':>7}"
+    )
     for run in runs:
-        cols = "".join(f"{run['ms_per_page'][r]:>13.2f} ({run['share'][r] * 100:4.1f}%)  "
-                       for r in ROLES)
-        print(f"  {run['workers']:>7} {run['pages']:>5} {run['wall_s']:>7.2f} "
-              f"{run['pages_per_s']:>8.2f} {cols}{run['total_ms_per_page']:>10.2f}"
-              f" {run['dispatcher_crawl_call_cpu_s']:>13.2f} {run['nginx_cpu_s']:>7.2f}")
+        cols = "".join(f"{run['ms_per_page'][r]:>13.2f} ({run['share'][r] * 100:4.1f}%)  " for r in ROLES)
+        print(
+            f"  {run['workers']:>7} {run['pages']:>5} {run['wall_s']:>7.2f} "
+            f"{run['pages_per_s']:>8.2f} {cols}{run['total_ms_per_page']:>10.2f}"
+            f" {run['dispatcher_crawl_call_cpu_s']:>13.2f} {run['nginx_cpu_s']:>7.2f}"
+        )
     for run in runs:
         if run.get("probes"):
             probes = run["probes"]
-            print(f"  probes, {run['workers']} workers (fetcher thread CPU, inclusive; ms/page, calls/page;"
-                  f" fetcher process CPU at exit {probes['process_cpu_ms_per_page']:.2f} ms/page):")
+            print(
+                f"  probes, {run['workers']} workers (fetcher thread CPU, inclusive; ms/page, calls/page;"
+                f" fetcher process CPU at exit {probes['process_cpu_ms_per_page']:.2f} ms/page):"
+            )
             for label, row in probes["probes"].items():
                 print(f"    {label:<34} {row['ms_per_page']:8.3f} {row['calls_per_page']:8.2f}")
 
 
 def print_profile(workers: int, report: dict) -> None:
-    print(f"\nRun 2, cProfile (thread CPU clock) in every process, {workers} workers: "
-          f"{report['pages']} pages, wall {report['wall_s']:.1f} s")
+    print(
+        f"\nRun 2, cProfile (thread CPU clock) in every process, {workers} workers: "
+        f"{report['pages']} pages, wall {report['wall_s']:.1f} s"
+    )
     for role in ROLES:
         r = report["roles"].get(role)
         if r is None:
             print(f"  {role}: NO PROFILE DUMPED")
             continue
-        print(f"  {role} ({r['processes']} process(es), threads {r['threads']}): profiled "
-              f"{r['profiled_ms_per_page']:.2f} ms/page, unprofiled (run 1) "
-              f"{report['unprofiled_ms_per_page'].get(role, float('nan')):.2f}, psutil in this "
-              f"run {report['psutil_ms_per_page'][role]:.2f}")
+        print(
+            f"  {role} ({r['processes']} process(es), threads {r['threads']}): profiled "
+            f"{r['profiled_ms_per_page']:.2f} ms/page, unprofiled (run 1) "
+            f"{report['unprofiled_ms_per_page'].get(role, float('nan')):.2f}, psutil in this "
+            f"run {report['psutil_ms_per_page'][role]:.2f}"
+        )
         calibrated = any("calibrated_ms_per_page" in row for row in r["categories"].values())
-        print(f"    {'category':<58} {'ms/page':>8} {'%':>6} {'scaled':>7}"
-              + (f" {'calibr.':>7}" if calibrated else ""))
+        print(
+            f"    {'category':<58} {'ms/page':>8} {'%':>6} {'scaled':>7}" + (f" {'calibr.':>7}" if calibrated else "")
+        )
         for cat, row in r["categories"].items():
             if row["ms_per_page"] < 0.005:
                 continue
@@ -1028,21 +1167,29 @@ def print_profile(workers: int, report: dict) -> None:
             calib = f" {row['calibrated_ms_per_page']:7.2f}" if "calibrated_ms_per_page" in row else ""
             print(f"    {cat:<58} {row['ms_per_page']:8.2f} {row['share'] * 100:6.1f} {scaled}{calib}")
         if "unattributed_ms_per_page" in r:
-            print(f"    calibr.: page-work steps and HTTP client / their own inflation, the rest / "
-                  f"the fetcher's x{r['overall_inflation']}; unprofiled CPU beyond their sum: "
-                  f"{r['unattributed_ms_per_page']:.2f} ms/page")
-        print("    top functions by own time (ms/page own, inclusive, calls/page) [category;"
-              " * = a shared function charged to its callers]:")
+            print(
+                f"    calibr.: page-work steps and HTTP client / their own inflation, the rest / "
+                f"the fetcher's x{r['overall_inflation']}; unprofiled CPU beyond their sum: "
+                f"{r['unattributed_ms_per_page']:.2f} ms/page"
+            )
+        print(
+            "    top functions by own time (ms/page own, inclusive, calls/page) [category;"
+            " * = a shared function charged to its callers]:"
+        )
         for t in r["top_functions"][:8]:
-            print(f"      {t['own_ms_per_page']:7.2f} {t['incl_ms_per_page']:8.2f} "
-                  f"{t['calls_per_page']:9.1f}  {t['function']}  [{t['category']}"
-                  f"{' *' if t['charged_to_callers'] else ''}]")
+            print(
+                f"      {t['own_ms_per_page']:7.2f} {t['incl_ms_per_page']:8.2f} "
+                f"{t['calls_per_page']:9.1f}  {t['function']}  [{t['category']}"
+                f"{' *' if t['charged_to_callers'] else ''}]"
+            )
         if role == "fetcher":
             print("    top functions outside page work (own ms/page outside page work):")
             for t in r["top_non_page_work"][:15]:
-                print(f"      {t['non_page_ms_per_page']:7.2f} {t['incl_ms_per_page']:8.2f} "
-                      f"{t['calls_per_page']:9.1f}  {t['function']}  [{t['category']}"
-                      f"{' *' if t['charged_to_callers'] else ''}]")
+                print(
+                    f"      {t['non_page_ms_per_page']:7.2f} {t['incl_ms_per_page']:8.2f} "
+                    f"{t['calls_per_page']:9.1f}  {t['function']}  [{t['category']}"
+                    f"{' *' if t['charged_to_callers'] else ''}]"
+                )
         print("    entry points (inclusive ms/page, calls/page):")
         for e in r["entry_points"]:
             print(f"      {e['incl_ms_per_page']:8.2f} {e['calls_per_page']:8.2f}  {e['function']}")
@@ -1055,20 +1202,27 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default="/usr/share/doc/python3.11/html")
     parser.add_argument("--workers", type=int, nargs="+", default=[2, 4])
-    parser.add_argument("--profile-workers", type=int, nargs="*", default=[2],
-                        help="worker counts of the profiled runs (default 2; each takes about"
-                             " 4-5x a plain crawl's CPU)")
+    parser.add_argument(
+        "--profile-workers",
+        type=int,
+        nargs="*",
+        default=[2],
+        help="worker counts of the profiled runs (default 2; each takes about 4-5x a plain crawl's CPU)",
+    )
     parser.add_argument("--threads", type=int, default=4)
-    parser.add_argument("--runs", type=int, default=1,
-                        help="unprofiled runs per worker count (fastest reported)")
-    parser.add_argument("--pw-rounds", type=int, default=1 if QUICK else 2,
-                        help="rounds of the page-work timing (best reported)")
-    parser.add_argument("--builtins", action="store_true",
-                        help="profile C functions as entries of their own (2x overhead)")
-    parser.add_argument("--parallel-page-work", action="store_true",
-                        help="also time the page work in one process per core at once")
-    parser.add_argument("--no-probes", action="store_true",
-                        help="run 1 without the thread-CPU probes around fetcher functions")
+    parser.add_argument("--runs", type=int, default=1, help="unprofiled runs per worker count (fastest reported)")
+    parser.add_argument(
+        "--pw-rounds", type=int, default=1 if QUICK else 2, help="rounds of the page-work timing (best reported)"
+    )
+    parser.add_argument(
+        "--builtins", action="store_true", help="profile C functions as entries of their own (2x overhead)"
+    )
+    parser.add_argument(
+        "--parallel-page-work", action="store_true", help="also time the page work in one process per core at once"
+    )
+    parser.add_argument(
+        "--no-probes", action="store_true", help="run 1 without the thread-CPU probes around fetcher functions"
+    )
     parser.add_argument("--keep", default=None, help="copy the .prof dumps here")
     args = parser.parse_args()
     profile_workers = args.profile_workers
@@ -1082,80 +1236,129 @@ def main() -> int:
         os.environ.pop(var)  # requests (trust_env) would send every GET to a proxy
     cores = len(os.sched_getaffinity(0))
     started = time.monotonic()
-    print(f"profile_crawl: {args.root}, {cores} cores, load {os.getloadavg()[0]:.2f}; "
-          "shared machine: every timing below is noisy", flush=True)
+    print(
+        f"profile_crawl: {args.root}, {cores} cores, load {os.getloadavg()[0]:.2f}; "
+        "shared machine: every timing below is noisy",
+        flush=True,
+    )
     version = code_version()
-    print(f"crawler code: HEAD {version['head']}, {len(version['changed_since_head'])} file(s) of "
-          f"crawler/ changed since, sha1 of crawler/*.py {version['crawler_sha1']}", flush=True)
+    print(
+        f"crawler code: HEAD {version['head']}, {len(version['changed_since_head'])} file(s) of "
+        f"crawler/ changed since, sha1 of crawler/*.py {version['crawler_sha1']}",
+        flush=True,
+    )
 
     pw = page_work(args.root, args.pw_rounds, cores if args.parallel_page_work else 0)
-    print(f"page work alone ({pw['files']} files, best of {pw['rounds']}): "
-          + ", ".join(f"{k} {v:.2f}" for k, v in pw["steps_ms_per_page"].items())
-          + f"; total {pw['total_ms_per_page']:.2f} ms/page", flush=True)
+    print(
+        f"page work alone ({pw['files']} files, best of {pw['rounds']}): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in pw["steps_ms_per_page"].items())
+        + f"; total {pw['total_ms_per_page']:.2f} ms/page",
+        flush=True,
+    )
     inter = pw["interleaved"]
-    print("page work alone, steps interleaved page by page (one round): "
-          + ", ".join(f"{k} {v:.2f}" for k, v in inter["steps_ms_per_page"].items())
-          + f"; total {inter['total_ms_per_page']:.2f} ms/page", flush=True)
+    print(
+        "page work alone, steps interleaved page by page (one round): "
+        + ", ".join(f"{k} {v:.2f}" for k, v in inter["steps_ms_per_page"].items())
+        + f"; total {inter['total_ms_per_page']:.2f} ms/page",
+        flush=True,
+    )
     if "parallel" in pw:
         par = pw["parallel"]
-        print(f"page work, {par['processes']} processes at once (one round each, mean): "
-              + ", ".join(f"{k} {v:.2f}" for k, v in par["steps_ms_per_page"].items())
-              + f"; total {par['total_ms_per_page']:.2f} ms/page", flush=True)
+        print(
+            f"page work, {par['processes']} processes at once (one round each, mean): "
+            + ", ".join(f"{k} {v:.2f}" for k, v in par["steps_ms_per_page"].items())
+            + f"; total {par['total_ms_per_page']:.2f} ms/page",
+            flush=True,
+        )
 
-    results: dict = {"date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-                     "code": version,
-                     "noisy": "shared 2-core machine with other CPU-heavy work running",
-                     "python": platform.python_version(), "cores": cores, "root": args.root,
-                     "threads": args.threads, "quick": QUICK, "page_work": pw}
+    results: dict = {
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "code": version,
+        "noisy": "shared 2-core machine with other CPU-heavy work running",
+        "python": platform.python_version(),
+        "cores": cores,
+        "root": args.root,
+        "threads": args.threads,
+        "quick": QUICK,
+        "page_work": pw,
+    }
     tmp = tempfile.mkdtemp(prefix="profile-crawl-")
     try:
         with Nginx(args.root) as server:
             run1: dict[int, list[dict]] = collections.defaultdict(list)
             for n in range(args.runs):
                 for workers in args.workers:
-                    run = run_crawl(server, tmp, f"plain-w{workers}-{n}", workers, args.threads,
-                                    probes=not args.no_probes)
+                    run = run_crawl(
+                        server, tmp, f"plain-w{workers}-{n}", workers, args.threads, probes=not args.no_probes
+                    )
                     run1[workers].append(run)
-                    print(f"run 1 #{n} w={workers}: {run['pages']} pages {run['wall_s']:.2f} s "
-                          f"{run['pages_per_s']:.1f}/s cpu {run['cpu_total_s']:.1f} s "
-                          f"dups {run['duplicate_requests']} load {run['load_before']:.1f}", flush=True)
+                    print(
+                        f"run 1 #{n} w={workers}: {run['pages']} pages {run['wall_s']:.2f} s "
+                        f"{run['pages_per_s']:.1f}/s cpu {run['cpu_total_s']:.1f} s "
+                        f"dups {run['duplicate_requests']} load {run['load_before']:.1f}",
+                        flush=True,
+                    )
             best = {w: max(runs, key=lambda r: r["pages_per_s"]) for w, runs in run1.items()}
             print_run1([best[w] for w in args.workers])
-            results["run1"] = {"all": [r for w in args.workers for r in run1[w]],
-                               "best": {str(w): best[w] for w in args.workers}}
+            results["run1"] = {
+                "all": [r for w in args.workers for r in run1[w]],
+                "best": {str(w): best[w] for w in args.workers},
+            }
 
             base_workers = 2 if 2 in best else args.workers[0]
             if best[base_workers].get("probes"):
                 calls = sum(r["calls_per_page"] for r in best[base_workers]["probes"]["probes"].values())
                 cost = probe_cost_us()
-                results["probe_overhead"] = {"calls_per_page": round(calls, 1), "us_per_call": round(cost, 3),
-                                             "ms_per_page": round(calls * cost / 1000, 4)}
+                results["probe_overhead"] = {
+                    "calls_per_page": round(calls, 1),
+                    "us_per_call": round(cost, 3),
+                    "ms_per_page": round(calls * cost / 1000, 4),
+                }
             results["claims"] = claims_analysis(best[base_workers]["out"], best[base_workers])
-            results["http_alone"] = http_alone(server, page_urls(best[base_workers]["out"]),
-                                               args.threads, 1 if QUICK else 2)
-            print(f"HTTP client alone (one thread, {results['http_alone']['gets']} GETs, process "
-                  f"CPU with its watchdog threads): {results['http_alone']['ms_per_get']:.3f} ms/GET",
-                  flush=True)
+            results["http_alone"] = http_alone(
+                server, page_urls(best[base_workers]["out"]), args.threads, 1 if QUICK else 2
+            )
+            print(
+                f"HTTP client alone (one thread, {results['http_alone']['gets']} GETs, process "
+                f"CPU with its watchdog threads): {results['http_alone']['ms_per_get']:.3f} ms/GET",
+                flush=True,
+            )
             calibration = calibrate(args.root, 20, server, args.builtins, args.threads)
             results["calibration"] = calibration
-            print(f"profiler inflation (same work profiled / unprofiled, {calibration['pages']} pages): "
-                  + ", ".join(f"{row['step']} x{row['inflation']}"
-                              for row in calibration["by_category"].values()), flush=True)
+            print(
+                f"profiler inflation (same work profiled / unprofiled, {calibration['pages']} pages): "
+                + ", ".join(f"{row['step']} x{row['inflation']}" for row in calibration["by_category"].values()),
+                flush=True,
+            )
 
             results["run2"] = {}
             for workers in profile_workers:
                 prof_dir = os.path.join(tmp, f"prof-w{workers}")
                 os.makedirs(prof_dir)
-                run = run_crawl(server, tmp, f"profiled-w{workers}", workers, args.threads,
-                                prof_dir=prof_dir, builtins=args.builtins)
-                print(f"run 2 w={workers}: {run['pages']} pages {run['wall_s']:.2f} s "
-                      f"cpu {run['cpu_total_s']:.1f} s", flush=True)
+                run = run_crawl(
+                    server,
+                    tmp,
+                    f"profiled-w{workers}",
+                    workers,
+                    args.threads,
+                    prof_dir=prof_dir,
+                    builtins=args.builtins,
+                )
+                print(
+                    f"run 2 w={workers}: {run['pages']} pages {run['wall_s']:.2f} s cpu {run['cpu_total_s']:.1f} s",
+                    flush=True,
+                )
                 roles = load_profiles(prof_dir)
                 unprof = best.get(workers, {}).get("ms_per_page", {})
-                report = {"pages": run["pages"], "wall_s": run["wall_s"],
-                          "psutil_ms_per_page": run["ms_per_page"],
-                          "unprofiled_ms_per_page": unprof, "run": run, "roles": {},
-                          "missing": [r for r in ROLES if r not in roles]}
+                report = {
+                    "pages": run["pages"],
+                    "wall_s": run["wall_s"],
+                    "psutil_ms_per_page": run["ms_per_page"],
+                    "unprofiled_ms_per_page": unprof,
+                    "run": run,
+                    "roles": {},
+                    "missing": [r for r in ROLES if r not in roles],
+                }
                 for role, data in roles.items():
                     if role not in ROLES:
                         continue
@@ -1173,22 +1376,24 @@ def main() -> int:
                         report.setdefault("errors", []).append(f"{role}: {got} dumps, expected {n}")
                 report["crosscheck"] = crosscheck(report, best.get(workers), run)
                 if "fetcher_page_work" in report["crosscheck"]:
-                    report["crosscheck"]["fetcher_page_work"]["page_work_alone_ms_per_page"] = \
-                        round(pw["total_ms_per_page"], 3)
+                    report["crosscheck"]["fetcher_page_work"]["page_work_alone_ms_per_page"] = round(
+                        pw["total_ms_per_page"], 3
+                    )
                 print_profile(workers, report)
                 print_crosscheck(report["crosscheck"])
                 results["run2"][str(workers)] = report
                 if args.keep:
-                    shutil.copytree(prof_dir, os.path.join(args.keep, f"prof-w{workers}"),
-                                    dirs_exist_ok=True)
+                    shutil.copytree(prof_dir, os.path.join(args.keep, f"prof-w{workers}"), dirs_exist_ok=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
     after = code_version()
     if after["crawler_sha1"] != version["crawler_sha1"]:
-        print(f"note: crawler/*.py changed on disk during the run (sha1 {version['crawler_sha1']} -> "
-              f"{after['crawler_sha1']}); the crawls ran the modules imported at the start",
-              file=sys.stderr)
+        print(
+            f"note: crawler/*.py changed on disk during the run (sha1 {version['crawler_sha1']} -> "
+            f"{after['crawler_sha1']}); the crawls ran the modules imported at the start",
+            file=sys.stderr,
+        )
         results["code_after"] = after
     results["limit"] = limit_and_leftover(results, pw, base_workers, cores)
     results["scaling"] = scaling(results)
@@ -1237,8 +1442,11 @@ def crosscheck(report: dict, best: dict | None, run: dict) -> dict:
         psutil_ms = run["ms_per_page"][role]
         if role == "dispatcher":
             psutil_ms = run["dispatcher_crawl_call_cpu_s"] * 1000 / run["pages"]
-        row = {"profiled_ms_per_page": prof, "psutil_this_run_ms_per_page": round(psutil_ms, 3),
-               "profile_covers": round(prof / psutil_ms, 3) if psutil_ms else None}
+        row = {
+            "profiled_ms_per_page": prof,
+            "psutil_this_run_ms_per_page": round(psutil_ms, 3),
+            "profile_covers": round(prof / psutil_ms, 3) if psutil_ms else None,
+        }
         if best is not None:
             ref = best["ms_per_page"][role]
             if role == "dispatcher":
@@ -1250,17 +1458,15 @@ def crosscheck(report: dict, best: dict | None, run: dict) -> dict:
     fetcher = report["roles"].get("fetcher")
     if fetcher:
         page_ms = sum(fetcher["categories"].get(c, {}).get("ms_per_page", 0) for c in PAGE_CATEGORIES)
-        scaled = sum(fetcher["categories"].get(c, {}).get("scaled_ms_per_page") or 0
-                     for c in PAGE_CATEGORIES)
-        calibrated = sum(fetcher["categories"].get(c, {}).get("calibrated_ms_per_page") or 0
-                         for c in PAGE_CATEGORIES)
+        scaled = sum(fetcher["categories"].get(c, {}).get("scaled_ms_per_page") or 0 for c in PAGE_CATEGORIES)
+        calibrated = sum(fetcher["categories"].get(c, {}).get("calibrated_ms_per_page") or 0 for c in PAGE_CATEGORIES)
         rows["fetcher_page_work"] = {
             "profiled_ms_per_page": round(page_ms, 3),
             "scaled_ms_per_page": round(scaled, 3) if scaled else None,
             "calibrated_ms_per_page": round(calibrated, 3) if calibrated else None,
             "page_work_alone_ms_per_page": None,
-            "by_step_profiled": {c: fetcher["categories"].get(c, {}).get("ms_per_page", 0)
-                                 for c in PAGE_CATEGORIES}}
+            "by_step_profiled": {c: fetcher["categories"].get(c, {}).get("ms_per_page", 0) for c in PAGE_CATEGORIES},
+        }
     return rows
 
 
@@ -1272,34 +1478,44 @@ def print_crosscheck(rows: dict) -> None:
             continue
         extra = ""
         if "unprofiled_ms_per_page" in row:
-            extra = (f"; unprofiled run 1 {row['unprofiled_ms_per_page']:.2f}: profiled CPU "
-                     f"x{row['inflation_profiled_cpu_vs_unprofiled']}, profile total "
-                     f"x{row['inflation_profile_total_vs_unprofiled']}")
-        print(f"    {role:<10} profile {row['profiled_ms_per_page']:8.2f} ms/page, psutil CPU this run "
-              f"{row['psutil_this_run_ms_per_page']:8.2f} (profile covers {row['profile_covers']}){extra}")
+            extra = (
+                f"; unprofiled run 1 {row['unprofiled_ms_per_page']:.2f}: profiled CPU "
+                f"x{row['inflation_profiled_cpu_vs_unprofiled']}, profile total "
+                f"x{row['inflation_profile_total_vs_unprofiled']}"
+            )
+        print(
+            f"    {role:<10} profile {row['profiled_ms_per_page']:8.2f} ms/page, psutil CPU this run "
+            f"{row['psutil_this_run_ms_per_page']:8.2f} (profile covers {row['profile_covers']}){extra}"
+        )
     pw = rows.get("fetcher_page_work")
     if pw:
         scaled = f", scaled to unprofiled {pw['scaled_ms_per_page']:.2f}" if pw["scaled_ms_per_page"] else ""
-        calib = (f", calibrated per step {pw['calibrated_ms_per_page']:.2f}"
-                 if pw["calibrated_ms_per_page"] else "")
-        print(f"    fetcher page work in the profile: {pw['profiled_ms_per_page']:.2f} ms/page{scaled}"
-              f"{calib}; page work alone (bench/page_work.py steps) "
-              f"{pw['page_work_alone_ms_per_page']:.2f}")
+        calib = f", calibrated per step {pw['calibrated_ms_per_page']:.2f}" if pw["calibrated_ms_per_page"] else ""
+        print(
+            f"    fetcher page work in the profile: {pw['profiled_ms_per_page']:.2f} ms/page{scaled}"
+            f"{calib}; page work alone (bench/page_work.py steps) "
+            f"{pw['page_work_alone_ms_per_page']:.2f}"
+        )
 
 
 def limit_and_leftover(results: dict, pw: dict, workers: int, cores: int) -> dict:
     best = results["run1"]["best"][str(workers)]
     pw_ms = pw["total_ms_per_page"]
     limit = cores * 1000 / pw_ms
-    out = {"cores": cores, "workers": workers, "page_work_ms_per_page": round(pw_ms, 3),
-           "limit_pages_per_s": round(limit, 2), "crawler_pages_per_s": best["pages_per_s"],
-           "fraction_of_limit": round(best["pages_per_s"] / limit, 3),
-           "cpu_efficiency": round(pw_ms / best["total_ms_per_page"], 3),
-           "total_cpu_ms_per_page": best["total_ms_per_page"],
-           "leftover_ms_per_page": round(best["total_ms_per_page"] - pw_ms, 3),
-           "cpu_bound_pages_per_s": round(cores * 1000 / best["total_ms_per_page"], 2),
-           "cpu_busy_fraction": round(best["cpu_total_s"] / (cores * best["wall_s"]), 3),
-           "load_before": best["load_before"]}
+    out = {
+        "cores": cores,
+        "workers": workers,
+        "page_work_ms_per_page": round(pw_ms, 3),
+        "limit_pages_per_s": round(limit, 2),
+        "crawler_pages_per_s": best["pages_per_s"],
+        "fraction_of_limit": round(best["pages_per_s"] / limit, 3),
+        "cpu_efficiency": round(pw_ms / best["total_ms_per_page"], 3),
+        "total_cpu_ms_per_page": best["total_ms_per_page"],
+        "leftover_ms_per_page": round(best["total_ms_per_page"] - pw_ms, 3),
+        "cpu_bound_pages_per_s": round(cores * 1000 / best["total_ms_per_page"], 2),
+        "cpu_busy_fraction": round(best["cpu_total_s"] / (cores * best["wall_s"]), 3),
+        "load_before": best["load_before"],
+    }
     split = {"dispatcher": best["ms_per_page"]["dispatcher"], "manager": best["ms_per_page"]["manager"]}
     fetcher_ms = best["ms_per_page"]["fetcher"]
     split["fetchers beyond page work alone"] = round(fetcher_ms - pw_ms, 3)
@@ -1319,7 +1535,8 @@ def limit_and_leftover(results: dict, pw: dict, workers: int, cores: int) -> dic
         groups["page work in the crawl - page work alone"] -= pw_ms
         groups["unattributed (unprofiled CPU - calibrated sum)"] = fetcher["unattributed_ms_per_page"]
         split["fetchers, by the profile (run 2, calibrated)"] = {
-            k: round(v, 3) for k, v in sorted(groups.items(), key=lambda kv: -abs(kv[1]))}
+            k: round(v, 3) for k, v in sorted(groups.items(), key=lambda kv: -abs(kv[1]))
+        }
     out["leftover_split_ms_per_page"] = split
     return out
 
@@ -1332,35 +1549,48 @@ def probe_split(probes: dict, fetcher_ms: float, pw: dict) -> dict:
         return p.get(label, {}).get("ms_per_page", 0.0)
 
     alone = pw["steps_ms_per_page"]
-    in_crawl = {"decode": ms("decode"), "extract (lxml)": ms("extract (lxml)"),
-                "resolve + normalize": ms("resolve + normalize"),
-                "markdown (html2text)": ms("markdown (html2text)") + ms("effective_base (markdown step)"),
-                "json record": ms("record + edges write")}
+    in_crawl = {
+        "decode": ms("decode"),
+        "extract (lxml)": ms("extract (lxml)"),
+        "resolve + normalize": ms("resolve + normalize"),
+        "markdown (html2text)": ms("markdown (html2text)") + ms("effective_base (markdown step)"),
+        "json record": ms("record + edges write"),
+    }
     run_ms = ms("PageProcessor.run (one task)")
-    inside = {"HTTP client (HttpClient.get)": ms("HttpClient.get"),
-              "visited table settle (client side of the round trip)": ms("visited table settle"),
-              "visited table register_content (second round trip)": ms("visited table register_content"),
-              "scope checks": ms("scope check"), "Markdown fingerprint": ms("Markdown fingerprint"),
-              "OfferedKeys filter": ms("OfferedKeys.first_offer")}
+    inside = {
+        "HTTP client (HttpClient.get)": ms("HttpClient.get"),
+        "visited table settle (client side of the round trip)": ms("visited table settle"),
+        "visited table register_content (second round trip)": ms("visited table register_content"),
+        "scope checks": ms("scope check"),
+        "Markdown fingerprint": ms("Markdown fingerprint"),
+        "OfferedKeys filter": ms("OfferedKeys.first_offer"),
+    }
     rows = {"page work in the crawl - page work alone": sum(in_crawl.values()) - pw["total_ms_per_page"]}
     inter = pw["interleaved"]["total_ms_per_page"]
     rows["  of which: alone, steps interleaved per page - separate loops"] = inter - pw["total_ms_per_page"]
     rows["  of which: in the crawl - alone interleaved"] = sum(in_crawl.values()) - inter
     if "parallel" in pw:
-        rows["  (alone, on every core at once - alone)"] = (
-            pw["parallel"]["total_ms_per_page"] - pw["total_ms_per_page"])
+        rows["  (alone, on every core at once - alone)"] = pw["parallel"]["total_ms_per_page"] - pw["total_ms_per_page"]
     rows.update(inside)
     rows["rest of PageProcessor.run (record dict, glue)"] = run_ms - sum(in_crawl.values()) - sum(inside.values())
     rows["task queue get"] = ms("task queue get")
     rows["result send"] = ms("result send")
     rows["rest of the fetcher processes (thread loop, Timer threads, start/exit)"] = (
-        fetcher_ms - run_ms - rows["task queue get"] - rows["result send"])
-    return {"rows": {k: round(v, 3) for k, v in rows.items()},
-            "page_work_steps_in_crawl_vs_alone": {
-                step: [round(in_crawl[step], 3), round(alone[step], 3),
-                       round(pw["interleaved"]["steps_ms_per_page"][step], 3)] for step in in_crawl},
-            "note": "json record alone is json.dumps of the page; in the crawl it is "
-                    "RecordWriter.write (record JSON, edge lines, two flushed writes)"}
+        fetcher_ms - run_ms - rows["task queue get"] - rows["result send"]
+    )
+    return {
+        "rows": {k: round(v, 3) for k, v in rows.items()},
+        "page_work_steps_in_crawl_vs_alone": {
+            step: [
+                round(in_crawl[step], 3),
+                round(alone[step], 3),
+                round(pw["interleaved"]["steps_ms_per_page"][step], 3),
+            ]
+            for step in in_crawl
+        },
+        "note": "json record alone is json.dumps of the page; in the crawl it is "
+        "RecordWriter.write (record JSON, edge lines, two flushed writes)",
+    }
 
 
 def scaling(results: dict) -> dict:
@@ -1371,27 +1601,36 @@ def scaling(results: dict) -> dict:
         row = {"pages_per_s": run["pages_per_s"]}
         for role in ("dispatcher", "manager"):
             ms = run["ms_per_page"][role]
-            row[role] = {"ms_per_page": ms, "share_of_crawl_cpu": run["share"][role],
-                         "core_fraction_used": round(run["cpu_s"][role] / run["wall_s"], 3),
-                         "saturates_at_pages_per_s": round(1000 / ms, 1) if ms else None,
-                         "fetcher_cores_to_saturate": round(fetcher_ms / ms, 1) if ms else None}
+            row[role] = {
+                "ms_per_page": ms,
+                "share_of_crawl_cpu": run["share"][role],
+                "core_fraction_used": round(run["cpu_s"][role] / run["wall_s"], 3),
+                "saturates_at_pages_per_s": round(1000 / ms, 1) if ms else None,
+                "fetcher_cores_to_saturate": round(fetcher_ms / ms, 1) if ms else None,
+            }
         rows[w] = row
     return rows
 
 
 def print_summary(results: dict) -> None:
     lim = results["limit"]
-    print(f"\nThe limit ({lim['cores']} cores / page work alone {lim['page_work_ms_per_page']:.2f} "
-          f"ms/page): {lim['limit_pages_per_s']:.1f} pages/s")
-    print(f"crawler at {lim['workers']} workers: {lim['crawler_pages_per_s']:.1f} pages/s = "
-          f"{lim['fraction_of_limit'] * 100:.1f}% of the limit = CPU efficiency (page work alone /"
-          f" crawl CPU per page) {lim['cpu_efficiency'] * 100:.1f}% x CPU busy "
-          f"{lim['cpu_busy_fraction'] * 100:.1f}% of {lim['cores']} cores during the crawl "
-          f"(load average {lim['load_before']:.1f} before it); at its own "
-          f"{lim['total_cpu_ms_per_page']:.2f} ms/page on {lim['cores']} idle cores: "
-          f"{lim['cpu_bound_pages_per_s']:.1f} pages/s")
-    print(f"leftover per page (total {lim['total_cpu_ms_per_page']:.2f} - page work "
-          f"{lim['page_work_ms_per_page']:.2f}) = {lim['leftover_ms_per_page']:.2f} ms:")
+    print(
+        f"\nThe limit ({lim['cores']} cores / page work alone {lim['page_work_ms_per_page']:.2f} "
+        f"ms/page): {lim['limit_pages_per_s']:.1f} pages/s"
+    )
+    print(
+        f"crawler at {lim['workers']} workers: {lim['crawler_pages_per_s']:.1f} pages/s = "
+        f"{lim['fraction_of_limit'] * 100:.1f}% of the limit = CPU efficiency (page work alone /"
+        f" crawl CPU per page) {lim['cpu_efficiency'] * 100:.1f}% x CPU busy "
+        f"{lim['cpu_busy_fraction'] * 100:.1f}% of {lim['cores']} cores during the crawl "
+        f"(load average {lim['load_before']:.1f} before it); at its own "
+        f"{lim['total_cpu_ms_per_page']:.2f} ms/page on {lim['cores']} idle cores: "
+        f"{lim['cpu_bound_pages_per_s']:.1f} pages/s"
+    )
+    print(
+        f"leftover per page (total {lim['total_cpu_ms_per_page']:.2f} - page work "
+        f"{lim['page_work_ms_per_page']:.2f}) = {lim['leftover_ms_per_page']:.2f} ms:"
+    )
     for key, value in lim["leftover_split_ms_per_page"].items():
         if not isinstance(value, dict):
             print(f"  {key:<72} {value:7.2f}")
@@ -1400,35 +1639,47 @@ def print_summary(results: dict) -> None:
         for k, v in (value["rows"] if "rows" in value else value).items():
             print(f"    {k:<70} {v:7.2f}")
         if "page_work_steps_in_crawl_vs_alone" in value:
-            print("    page-work steps, in the crawl / alone / alone interleaved: " + ", ".join(
-                f"{step} {a:.2f}/{b:.2f}/{c:.2f}" for step, (a, b, c)
-                in value["page_work_steps_in_crawl_vs_alone"].items()))
+            print(
+                "    page-work steps, in the crawl / alone / alone interleaved: "
+                + ", ".join(
+                    f"{step} {a:.2f}/{b:.2f}/{c:.2f}"
+                    for step, (a, b, c) in value["page_work_steps_in_crawl_vs_alone"].items()
+                )
+            )
     if "probe_overhead" in results:
         o = results["probe_overhead"]
-        print(f"  (probes: {o['calls_per_page']:.0f} timed calls/page x {o['us_per_call']:.2f} us "
-              f"= {o['ms_per_page']:.3f} ms/page of their own)")
+        print(
+            f"  (probes: {o['calls_per_page']:.0f} timed calls/page x {o['us_per_call']:.2f} us "
+            f"= {o['ms_per_page']:.3f} ms/page of their own)"
+        )
     if "http_alone" in results:
         print(f"  HTTP client alone (one thread, process CPU): {results['http_alone']['ms_per_get']:.2f} ms/GET")
     c = results["claims"]
     e = c["edges"]
-    print(f"claims: pages link to {e['in_scope_links']} in-scope URLs ({e['per_page']}/page) for "
-          f"{e['distinct_targets']} distinct URLs ({e['repeat_share'] * 100:.1f}% repeats; unfiltered, a "
-          f"settle would pickle {e['settle_request_bytes_mean_unfiltered']} B of arguments per page)")
+    print(
+        f"claims: pages link to {e['in_scope_links']} in-scope URLs ({e['per_page']}/page) for "
+        f"{e['distinct_targets']} distinct URLs ({e['repeat_share'] * 100:.1f}% repeats; unfiltered, a "
+        f"settle would pickle {e['settle_request_bytes_mean_unfiltered']} B of arguments per page)"
+    )
     if "sent" in c:
         t = c["sent"]
-        print(f"  sent by the fetchers (probes): {t['links_sent']} links in {t['settle_calls']} settle calls "
-              f"({t['links_per_settle']}/call, {t['pickled_argument_bytes_per_settle']} B pickled "
-              f"arguments/call); {c['claimed_in_table']} URLs claimed in the table, so "
-              f"{t['lost_claims_sent']} claims sent could only lose ({t['lost_share'] * 100:.1f}%)")
+        print(
+            f"  sent by the fetchers (probes): {t['links_sent']} links in {t['settle_calls']} settle calls "
+            f"({t['links_per_settle']}/call, {t['pickled_argument_bytes_per_settle']} B pickled "
+            f"arguments/call); {c['claimed_in_table']} URLs claimed in the table, so "
+            f"{t['lost_claims_sent']} claims sent could only lose ({t['lost_share'] * 100:.1f}%)"
+        )
     print("dispatcher and manager (one process each), unprofiled:")
     for w, row in results["scaling"].items():
         parts = []
         for role in ("dispatcher", "manager"):
             r = row[role]
-            parts.append(f"{role} {r['ms_per_page']:.2f} ms/page = {r['share_of_crawl_cpu'] * 100:.1f}% of "
-                         f"crawl CPU, {r['core_fraction_used'] * 100:.1f}% of a core, one core at "
-                         f"{r['saturates_at_pages_per_s']} pages/s (~{r['fetcher_cores_to_saturate']} "
-                         f"fetcher cores)")
+            parts.append(
+                f"{role} {r['ms_per_page']:.2f} ms/page = {r['share_of_crawl_cpu'] * 100:.1f}% of "
+                f"crawl CPU, {r['core_fraction_used'] * 100:.1f}% of a core, one core at "
+                f"{r['saturates_at_pages_per_s']} pages/s (~{r['fetcher_cores_to_saturate']} "
+                f"fetcher cores)"
+            )
         print(f"  w={w}: " + "; ".join(parts))
 
 

@@ -69,19 +69,39 @@ def contenders(workers) -> dict[str, callable]:
     table = {}
     for w in workers:
         table[f"crawler w={w}"] = lambda seed, out, w=w: (
-            [py, "-m", "crawler", seed, "--out", out, "--workers", str(w), "--threads", "4",
-             "--quiet"], out)
+            [py, "-m", "crawler", seed, "--out", out, "--workers", str(w), "--threads", "4", "--quiet"],
+            out,
+        )
         # the same work as the other contenders: html2text on the whole page
         table[f"crawler w={w} whole page"] = lambda seed, out, w=w: (
-            [py, "-m", "crawler", seed, "--out", out, "--workers", str(w), "--threads", "4",
-             "--quiet", "--keep-boilerplate"], out)
+            [
+                py,
+                "-m",
+                "crawler",
+                seed,
+                "--out",
+                out,
+                "--workers",
+                str(w),
+                "--threads",
+                "4",
+                "--quiet",
+                "--keep-boilerplate",
+            ],
+            out,
+        )
     table["scrapy"] = lambda seed, out: (
-        [py, os.path.join(HERE, "contenders", "scrapy_spider.py"), seed, out + ".jsonl"], out + ".jsonl")
+        [py, os.path.join(HERE, "contenders", "scrapy_spider.py"), seed, out + ".jsonl"],
+        out + ".jsonl",
+    )
     table["scrapy tuned"] = lambda seed, out: (
         [py, os.path.join(HERE, "contenders", "scrapy_spider.py"), seed, out + ".jsonl", "--tuned"],
-        out + ".jsonl")
+        out + ".jsonl",
+    )
     table["loop"] = lambda seed, out: (
-        [py, os.path.join(HERE, "contenders", "plain_loop.py"), seed, out + ".jsonl"], out + ".jsonl")
+        [py, os.path.join(HERE, "contenders", "plain_loop.py"), seed, out + ".jsonl"],
+        out + ".jsonl",
+    )
     return table
 
 
@@ -111,29 +131,41 @@ def main() -> int:
                 cpu_nginx = server.cpu_s()
                 run = measured(cmd)
                 hits = server.requests()
-                run.update(name=name, round=round_no, pages=pages_written(output),
-                           requests=sum(hits.values()), duplicates=sum(hits.values()) - len(hits),
-                           nginx_cpu_s=server.cpu_s() - cpu_nginx)
+                run.update(
+                    name=name,
+                    round=round_no,
+                    pages=pages_written(output),
+                    requests=sum(hits.values()),
+                    duplicates=sum(hits.values()) - len(hits),
+                    nginx_cpu_s=server.cpu_s() - cpu_nginx,
+                )
                 run["pages_per_s"] = run["pages"] / run["wall_s"]
                 runs.append(run)
-                print(f"round {round_no} {name:<14} {run['pages']:>4} pages {run['wall_s']:6.2f} s "
-                      f"{run['pages_per_s']:6.1f}/s cpu {run['cpu_s']:6.1f} s "
-                      f"rss {run['peak_rss_mib']:6.0f} MiB dups {run['duplicates']}", flush=True)
+                print(
+                    f"round {round_no} {name:<14} {run['pages']:>4} pages {run['wall_s']:6.2f} s "
+                    f"{run['pages_per_s']:6.1f}/s cpu {run['cpu_s']:6.1f} s "
+                    f"rss {run['peak_rss_mib']:6.0f} MiB dups {run['duplicates']}",
+                    flush=True,
+                )
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     with open(os.path.join(HERE, "results", "realsite.json"), "w") as f:
         json.dump({"root": args.root, "rounds": args.rounds, "runs": runs}, f, indent=1)
     names = list(dict.fromkeys(r["name"] for r in runs))
     median = {n: statistics.median(r["pages_per_s"] for r in runs if r["name"] == n) for n in names}
-    print(f"\n{'contender':<14} {'pages':>5} {'pages/s median (min-max)':>26} {'cpu s':>6} "
-          f"{'MiB':>5} {'dups':>4} {'x scrapy':>8} {'x tuned':>7} {'x loop':>6}")
+    print(
+        f"\n{'contender':<14} {'pages':>5} {'pages/s median (min-max)':>26} {'cpu s':>6} "
+        f"{'MiB':>5} {'dups':>4} {'x scrapy':>8} {'x tuned':>7} {'x loop':>6}"
+    )
     for n in names:
         mine = [r for r in runs if r["name"] == n]
         rates = [r["pages_per_s"] for r in mine]
-        print(f"{n:<14} {mine[0]['pages']:>5} {median[n]:>10.1f} ({min(rates):.1f}-{max(rates):.1f})"
-              f"{'':>6} {statistics.median(r['cpu_s'] for r in mine):>6.1f} "
-              f"{max(r['peak_rss_mib'] for r in mine):>5.0f} {max(r['duplicates'] for r in mine):>4} "
-              f"{median[n] / median['scrapy']:>8.2f} {median[n] / median['scrapy tuned']:>7.2f} "
-              f"{median[n] / median['loop']:>6.2f}")
+        print(
+            f"{n:<14} {mine[0]['pages']:>5} {median[n]:>10.1f} ({min(rates):.1f}-{max(rates):.1f})"
+            f"{'':>6} {statistics.median(r['cpu_s'] for r in mine):>6.1f} "
+            f"{max(r['peak_rss_mib'] for r in mine):>5.0f} {max(r['duplicates'] for r in mine):>4} "
+            f"{median[n] / median['scrapy']:>8.2f} {median[n] / median['scrapy tuned']:>7.2f} "
+            f"{median[n] / median['loop']:>6.2f}"
+        )
     return 0
 
 

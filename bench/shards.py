@@ -53,12 +53,27 @@ def build_lines(root: str, copies: int) -> list[str]:
     for copy in range(copies):
         for rel, size, title, markdown in pages:
             url = f"http://docs.example/{copy}/{rel}"
-            record = {"url": url, "request_url": url, "final_url": url, "status": 200,
-                      "content_type": "text/html", "depth": 2, "parent": f"http://docs.example/{copy}/",
-                      "redirect_chain": [], "title": title, "markdown": markdown,
-                      "fingerprint": "0123456789abcdef", "canonical": None, "duplicate_of": None,
-                      "fetched_at": "2025-01-01T00:00:00.000Z", "elapsed_ms": 3.1, "bytes": size,
-                      "truncated": False, "attempts": 1, "error": None}
+            record = {
+                "url": url,
+                "request_url": url,
+                "final_url": url,
+                "status": 200,
+                "content_type": "text/html",
+                "depth": 2,
+                "parent": f"http://docs.example/{copy}/",
+                "redirect_chain": [],
+                "title": title,
+                "markdown": markdown,
+                "fingerprint": "0123456789abcdef",
+                "canonical": None,
+                "duplicate_of": None,
+                "fetched_at": "2025-01-01T00:00:00.000Z",
+                "elapsed_ms": 3.1,
+                "bytes": size,
+                "truncated": False,
+                "attempts": 1,
+                "error": None,
+            }
             lines.append(json.dumps(record, ensure_ascii=False))
     return lines
 
@@ -85,11 +100,19 @@ def run(lines: list[str], compression: str | None, shard_bytes: int, workers: in
         assert count == manifest["records"] == len(lines), (count, manifest["records"], len(lines))
         plain = sum(e["uncompressed_bytes"] for e in manifest["shards"])
         disk = sum(e["bytes"] for e in manifest["shards"])
-        return {"compression": compression, "records": count, "shards": len(manifest["shards"]),
-                "compressed_at_end": len(compressed_now), "uncompressed_mib": round(plain / 2**20, 2),
-                "on_disk_mib": round(disk / 2**20, 2), "ratio": round(plain / disk, 2),
-                "write_s": round(write_s, 2), "finish_s": round(finish_s, 2),
-                "manifest_s": round(manifest_s, 2), "read_all_s": round(read_s, 2)}
+        return {
+            "compression": compression,
+            "records": count,
+            "shards": len(manifest["shards"]),
+            "compressed_at_end": len(compressed_now),
+            "uncompressed_mib": round(plain / 2**20, 2),
+            "on_disk_mib": round(disk / 2**20, 2),
+            "ratio": round(plain / disk, 2),
+            "write_s": round(write_s, 2),
+            "finish_s": round(finish_s, 2),
+            "manifest_s": round(manifest_s, 2),
+            "read_all_s": round(read_s, 2),
+        }
     finally:
         shutil.rmtree(out)
 
@@ -106,9 +129,18 @@ def main() -> int:
         return 2
     started = time.monotonic()
     lines = build_lines(args.root, args.copies)
-    print(json.dumps({"root": args.root, "records": len(lines), "copies": args.copies,
-                      "shard_mib": args.shard_mib, "workers": args.workers,
-                      "build_s": round(time.monotonic() - started, 1)}))
+    print(
+        json.dumps(
+            {
+                "root": args.root,
+                "records": len(lines),
+                "copies": args.copies,
+                "shard_mib": args.shard_mib,
+                "workers": args.workers,
+                "build_s": round(time.monotonic() - started, 1),
+            }
+        )
+    )
     plain_write_s = None
     for compression in (None, "gzip", "zstd"):
         result = run(lines, compression, int(args.shard_mib * 2**20), args.workers)

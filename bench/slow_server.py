@@ -121,8 +121,9 @@ def generated_links(pages: int, links: int) -> list[list[int]]:
 def generated_site(pages: int, links: int) -> dict[str, Route]:
     routes = {}
     for i, targets in enumerate(generated_links(pages, links)):
-        body = "".join(f'<p>Paragraph {j} of page {i}. <a href="/p{t}.html">page {t}</a></p>'
-                       for j, t in enumerate(targets))
+        body = "".join(
+            f'<p>Paragraph {j} of page {i}. <a href="/p{t}.html">page {t}</a></p>' for j, t in enumerate(targets)
+        )
         routes[f"/p{i}.html"] = Route(f"<html><head><title>Page {i}</title></head><body>{body}</body></html>")
     return routes
 
@@ -150,6 +151,7 @@ def crawler_source() -> dict:
     """Which crawler code ran: sha256 of ``crawler/*.py``, and the git commit with whether
     ``crawler/`` differs from it (None outside a git work tree)."""
     import hashlib
+
     digest = hashlib.sha256()
     folder = os.path.join(ROOT, "crawler")
     for name in sorted(os.listdir(folder)):
@@ -159,11 +161,14 @@ def crawler_source() -> dict:
                 digest.update(f.read())
     info = {"sources_sha256": digest.hexdigest(), "git_commit": None, "modified_since_commit": None}
     try:
-        info["git_commit"] = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, check=True,
-                                            capture_output=True, text=True).stdout.strip()
-        info["modified_since_commit"] = bool(subprocess.run(
-            ["git", "status", "--porcelain", "--", "crawler"], cwd=ROOT, check=True,
-            capture_output=True, text=True).stdout.strip())
+        info["git_commit"] = subprocess.run(
+            ["git", "rev-parse", "HEAD"], cwd=ROOT, check=True, capture_output=True, text=True
+        ).stdout.strip()
+        info["modified_since_commit"] = bool(
+            subprocess.run(
+                ["git", "status", "--porcelain", "--", "crawler"], cwd=ROOT, check=True, capture_output=True, text=True
+            ).stdout.strip()
+        )
     except (OSError, subprocess.CalledProcessError):
         pass
     return info
@@ -232,29 +237,37 @@ def server_check(routes, delay_s: float, clients: int, pages: int) -> dict:
     reader, writer = ctx.Pipe(duplex=False)
     with SlowSite(routes, delay_s) as server:
         cpu_before = _process_cpu_s()
-        proc = ctx.Process(target=_probe_client,
-                           args=(server.port, clients, PROBE_REQUESTS, pages, writer))
+        proc = ctx.Process(target=_probe_client, args=(server.port, clients, PROBE_REQUESTS, pages, writer))
         proc.start()
         writer.close()
         try:
             result = reader.recv()
         except EOFError:  # the client process died: no figures, said so
-            result = {"wall_s": float("nan"), "latencies": [],
-                      "errors": [f"probe client exited {proc.exitcode} without a result"]}
+            result = {
+                "wall_s": float("nan"),
+                "latencies": [],
+                "errors": [f"probe client exited {proc.exitcode} without a result"],
+            }
         proc.join()
         server_cpu = _process_cpu_s() - cpu_before
     lat = result["latencies"]
     bound = clients / delay_s
     rate = len(lat) / result["wall_s"]
-    return {"clients": clients, "requests": len(lat), "errors": result["errors"][:5],
-            "wall_s": round(result["wall_s"], 3), "requests_per_s": round(rate, 1),
-            "bound_requests_per_s": round(bound, 1), "fraction_of_bound": round(rate / bound, 3),
-            "latency_ms_p50": round(percentile(lat, 0.5) * 1000, 1) if lat else None,
-            "latency_ms_p99": round(percentile(lat, 0.99) * 1000, 1) if lat else None,
-            "latency_ms_max": round(max(lat) * 1000, 1) if lat else None,
-            "server_cpu_s": round(server_cpu, 3),
-            "server_cpu_note": "getrusage of the benchmark process (server threads; the "
-                               "clients run in another process), includes process start-up work"}
+    return {
+        "clients": clients,
+        "requests": len(lat),
+        "errors": result["errors"][:5],
+        "wall_s": round(result["wall_s"], 3),
+        "requests_per_s": round(rate, 1),
+        "bound_requests_per_s": round(bound, 1),
+        "fraction_of_bound": round(rate / bound, 3),
+        "latency_ms_p50": round(percentile(lat, 0.5) * 1000, 1) if lat else None,
+        "latency_ms_p99": round(percentile(lat, 0.99) * 1000, 1) if lat else None,
+        "latency_ms_max": round(max(lat) * 1000, 1) if lat else None,
+        "server_cpu_s": round(server_cpu, 3),
+        "server_cpu_note": "getrusage of the benchmark process (server threads; the "
+        "clients run in another process), includes process start-up work",
+    }
 
 
 # -- one crawl ---------------------------------------------------------------------------
@@ -270,10 +283,30 @@ def run_crawl(seed: str, out: str, workers: int, threads: int, timeout_s: float)
 
     Raises RuntimeError if it fails or outlasts ``timeout_s`` (then its group is killed).
     """
-    cmd = [sys.executable, "-m", "crawler", seed, "--out", out, "--workers", str(workers),
-           "--threads", str(threads), "--per-host", str(2 * workers * threads), "--quiet"]
-    proc = subprocess.Popen(cmd, cwd=ROOT, env=_local_only_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    cmd = [
+        sys.executable,
+        "-m",
+        "crawler",
+        seed,
+        "--out",
+        out,
+        "--workers",
+        str(workers),
+        "--threads",
+        str(threads),
+        "--per-host",
+        str(2 * workers * threads),
+        "--quiet",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        cwd=ROOT,
+        env=_local_only_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
         _, err = proc.communicate(timeout=timeout_s)
     except BaseException:  # a timeout or Ctrl-C: end the crawl's processes, then re-raise
@@ -301,8 +334,9 @@ def measure(routes, expected: set[str], args, threads: int) -> dict:
     with SlowSite(routes, delay_s) as server, tempfile.TemporaryDirectory() as out:
         cpu_before, busy_before, wall_before = _process_cpu_s(), _machine_busy_s(), time.monotonic()
         try:
-            summary = run_crawl(server.url("/p0.html"), out, args.workers, threads,
-                                timeout_s=max(300.0, 10 * len(expected) / bound))
+            summary = run_crawl(
+                server.url("/p0.html"), out, args.workers, threads, timeout_s=max(300.0, 10 * len(expected) / bound)
+            )
         except (RuntimeError, subprocess.TimeoutExpired) as exc:
             summary = None
             row["error"] = str(exc)
@@ -312,27 +346,37 @@ def measure(routes, expected: set[str], args, threads: int) -> dict:
         handling = list(server.handling_s)
     robots = hits.pop("/robots.txt", 0)  # RFC 9309: once per host, before any page
     requests = sum(hits.values())
-    row.update(requests=requests, robots_requests=robots, duplicate_requests=requests - len(hits),
-               server_cpu_s=round(server_cpu, 3),
-               server_ms_p50=round(percentile(handling, 0.5) * 1000, 1) if handling else None,
-               server_ms_p99=round(percentile(handling, 0.99) * 1000, 1) if handling else None)
+    row.update(
+        requests=requests,
+        robots_requests=robots,
+        duplicate_requests=requests - len(hits),
+        server_cpu_s=round(server_cpu, 3),
+        server_ms_p50=round(percentile(handling, 0.5) * 1000, 1) if handling else None,
+        server_ms_p99=round(percentile(handling, 0.99) * 1000, 1) if handling else None,
+    )
     if summary is not None:
         pages, cpu_s = summary["pages"], summary["cpu_s"]
         cores = os.cpu_count() or 1
         cpu_bound = cores * pages / cpu_s if pages and cpu_s else None
         limit = min(bound, cpu_bound) if cpu_bound else bound
-        row.update(pages=pages, wall_s=summary["wall_s"], pages_per_s=summary["pages_per_s"],
-                   fraction_of_bound=round(summary["pages_per_s"] / bound, 3),
-                   meets_target=summary["pages_per_s"] >= TARGET * bound,
-                   cpu_s=cpu_s, cpu_ms_per_page=round(1000 * cpu_s / pages, 2) if pages else None,
-                   cpu_s_by_role={role: p["cpu_s"] for role, p in summary["processes"].items()},
-                   cores=cores,
-                   cpu_bound_pages_per_s=round(cpu_bound, 1) if cpu_bound else None,
-                   min_bound_pages_per_s=round(limit, 1),
-                   fraction_of_min_bound=round(summary["pages_per_s"] / limit, 3),
-                   cpu_limited=bool(cpu_bound and cpu_bound < bound),
-                   failed=summary["failed"], reconciled=summary["reconciled"],
-                   other_cores=round(max(0.0, busy - cpu_s - server_cpu) / window, 2))
+        row.update(
+            pages=pages,
+            wall_s=summary["wall_s"],
+            pages_per_s=summary["pages_per_s"],
+            fraction_of_bound=round(summary["pages_per_s"] / bound, 3),
+            meets_target=summary["pages_per_s"] >= TARGET * bound,
+            cpu_s=cpu_s,
+            cpu_ms_per_page=round(1000 * cpu_s / pages, 2) if pages else None,
+            cpu_s_by_role={role: p["cpu_s"] for role, p in summary["processes"].items()},
+            cores=cores,
+            cpu_bound_pages_per_s=round(cpu_bound, 1) if cpu_bound else None,
+            min_bound_pages_per_s=round(limit, 1),
+            fraction_of_min_bound=round(summary["pages_per_s"] / limit, 3),
+            cpu_limited=bool(cpu_bound and cpu_bound < bound),
+            failed=summary["failed"],
+            reconciled=summary["reconciled"],
+            other_cores=round(max(0.0, busy - cpu_s - server_cpu) / window, 2),
+        )
     row["machine_busy_cores"] = round(busy / window, 2)
     problems = []
     if summary is None:
@@ -349,35 +393,45 @@ def measure(routes, expected: set[str], args, threads: int) -> dict:
     if robots != 1:
         problems.append(f"robots.txt requested {robots} times, not once")
     if set(hits) != expected:
-        problems.append(f"requested paths != reachable pages ({len(set(hits) - expected)} extra, "
-                        f"{len(expected - set(hits))} never requested)")
-    row["server_cpu_note"] = ("getrusage of the benchmark process during the crawl: the "
-                              "server threads (the main thread only waits); not in cpu_s")
+        problems.append(
+            f"requested paths != reachable pages ({len(set(hits) - expected)} extra, "
+            f"{len(expected - set(hits))} never requested)"
+        )
+    row["server_cpu_note"] = (
+        "getrusage of the benchmark process during the crawl: the "
+        "server threads (the main thread only waits); not in cpu_s"
+    )
     row["ok"] = not problems
     row["problems"] = problems
     return row
 
 
-HEADER = (f"{'wrk':>3} {'thr':>3} {'pages':>6} {'wall s':>7} {'pages/s':>8} {'bound':>6} "
-          f"{'frac':>5} {'>=80%?':>6} {'cpu s':>6} {'ms/pg':>6} {'cpu bnd':>7} {'min bnd':>7} "
-          f"{'frac min':>8} {'cpu-lim?':>8} {'srv cpu':>7} {'srv p99':>7} {'reqs':>6} "
-          f"{'dups':>4} {'busy':>4} {'check':>5}")
+HEADER = (
+    f"{'wrk':>3} {'thr':>3} {'pages':>6} {'wall s':>7} {'pages/s':>8} {'bound':>6} "
+    f"{'frac':>5} {'>=80%?':>6} {'cpu s':>6} {'ms/pg':>6} {'cpu bnd':>7} {'min bnd':>7} "
+    f"{'frac min':>8} {'cpu-lim?':>8} {'srv cpu':>7} {'srv p99':>7} {'reqs':>6} "
+    f"{'dups':>4} {'busy':>4} {'check':>5}"
+)
 
 
 def format_row(r: dict) -> str:
     if "pages" not in r:
-        return (f"{r['workers']:>3} {r['threads']:>3} {'-':>6} {'-':>7} {'-':>8} "
-                f"{r['bound_pages_per_s']:>6.0f} {'-':>5} {'-':>6} {'-':>6} {'-':>6} {'-':>7} "
-                f"{'-':>7} {'-':>8} {'-':>8} {r['server_cpu_s']:>7.2f} "
-                f"{r['server_ms_p99'] or 0:>7.1f} {r['requests']:>6} {r['duplicate_requests']:>4} "
-                f"{r['machine_busy_cores']:>4.1f} {'FAIL':>5}")
-    return (f"{r['workers']:>3} {r['threads']:>3} {r['pages']:>6} {r['wall_s']:>7.2f} "
-            f"{r['pages_per_s']:>8.1f} {r['bound_pages_per_s']:>6.0f} {r['fraction_of_bound']:>5.2f} "
-            f"{'yes' if r['meets_target'] else 'NO':>6} {r['cpu_s']:>6.1f} {r['cpu_ms_per_page']:>6.2f} "
-            f"{r['cpu_bound_pages_per_s'] or 0:>7.0f} {r['min_bound_pages_per_s']:>7.0f} "
-            f"{r['fraction_of_min_bound']:>8.2f} {'yes' if r['cpu_limited'] else 'no':>8} "
-            f"{r['server_cpu_s']:>7.2f} {r['server_ms_p99'] or 0:>7.1f} {r['requests']:>6} "
-            f"{r['duplicate_requests']:>4} {r['machine_busy_cores']:>4.1f} {'ok' if r['ok'] else 'FAIL':>5}")
+        return (
+            f"{r['workers']:>3} {r['threads']:>3} {'-':>6} {'-':>7} {'-':>8} "
+            f"{r['bound_pages_per_s']:>6.0f} {'-':>5} {'-':>6} {'-':>6} {'-':>6} {'-':>7} "
+            f"{'-':>7} {'-':>8} {'-':>8} {r['server_cpu_s']:>7.2f} "
+            f"{r['server_ms_p99'] or 0:>7.1f} {r['requests']:>6} {r['duplicate_requests']:>4} "
+            f"{r['machine_busy_cores']:>4.1f} {'FAIL':>5}"
+        )
+    return (
+        f"{r['workers']:>3} {r['threads']:>3} {r['pages']:>6} {r['wall_s']:>7.2f} "
+        f"{r['pages_per_s']:>8.1f} {r['bound_pages_per_s']:>6.0f} {r['fraction_of_bound']:>5.2f} "
+        f"{'yes' if r['meets_target'] else 'NO':>6} {r['cpu_s']:>6.1f} {r['cpu_ms_per_page']:>6.2f} "
+        f"{r['cpu_bound_pages_per_s'] or 0:>7.0f} {r['min_bound_pages_per_s']:>7.0f} "
+        f"{r['fraction_of_min_bound']:>8.2f} {'yes' if r['cpu_limited'] else 'no':>8} "
+        f"{r['server_cpu_s']:>7.2f} {r['server_ms_p99'] or 0:>7.1f} {r['requests']:>6} "
+        f"{r['duplicate_requests']:>4} {r['machine_busy_cores']:>4.1f} {'ok' if r['ok'] else 'FAIL':>5}"
+    )
 
 
 def main() -> int:
@@ -387,8 +441,7 @@ def main() -> int:
     parser.add_argument("--links", type=int, default=20)
     parser.add_argument("--delay-ms", type=float, default=50.0)
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--threads", type=int, nargs="+",
-                        default=QUICK_THREADS if quick else DEFAULT_THREADS)
+    parser.add_argument("--threads", type=int, nargs="+", default=QUICK_THREADS if quick else DEFAULT_THREADS)
     args = parser.parse_args()
     if args.pages < 2 or not 1 <= args.links <= args.pages:
         parser.error("need --pages >= 2 and 1 <= --links <= --pages")
@@ -399,32 +452,49 @@ def main() -> int:
     expected = reachable(args.pages, args.links)
     result_path = os.path.join(HERE, "results", "slow_server.json")
     os.makedirs(os.path.dirname(result_path), exist_ok=True)
-    results = {"pages": args.pages, "links": args.links, "delay_ms": args.delay_ms,
-               "workers": args.workers, "threads": args.threads, "quick": quick,
-               "cpu_count": os.cpu_count(), "target_fraction_of_bound": TARGET,
-               "crawler": crawler_source(),
-               "server_check": None, "rows": []}
+    results = {
+        "pages": args.pages,
+        "links": args.links,
+        "delay_ms": args.delay_ms,
+        "workers": args.workers,
+        "threads": args.threads,
+        "quick": quick,
+        "cpu_count": os.cpu_count(),
+        "target_fraction_of_bound": TARGET,
+        "crawler": crawler_source(),
+        "server_check": None,
+        "rows": [],
+    }
 
     def save() -> None:
         with open(result_path, "w", encoding="utf-8") as f:
             json.dump(results, f, indent=1)
             f.write("\n")
 
-    print(f"site: {args.pages} pages, {args.links} links each, {len(expected)} reachable from "
-          f"/p0.html; delay {args.delay_ms:g} ms; {args.workers} workers; threads {args.threads}; "
-          f"{os.cpu_count()} cores", flush=True)
+    print(
+        f"site: {args.pages} pages, {args.links} links each, {len(expected)} reachable from "
+        f"/p0.html; delay {args.delay_ms:g} ms; {args.workers} workers; threads {args.threads}; "
+        f"{os.cpu_count()} cores",
+        flush=True,
+    )
     clients = max(32, args.workers * max(args.threads))
     check = server_check(routes, args.delay_ms / 1000, clients, args.pages)
     results["server_check"] = check
     save()
-    verdict = "ok" if check["fraction_of_bound"] >= 0.9 and not check["errors"] else \
-        "WARNING: the server may limit the crawls"
-    print(f"server check: {clients} keep-alive clients x {PROBE_REQUESTS} requests: "
-          f"{check['requests_per_s']:.0f} req/s of {check['bound_requests_per_s']:.0f} "
-          f"({check['fraction_of_bound']:.2f}), latency p50 {check['latency_ms_p50']} ms "
-          f"p99 {check['latency_ms_p99']} ms max {check['latency_ms_max']} ms, server CPU "
-          f"{check['server_cpu_s']:.2f} s{', errors ' + str(check['errors']) if check['errors'] else ''}"
-          f": {verdict}", flush=True)
+    verdict = (
+        "ok"
+        if check["fraction_of_bound"] >= 0.9 and not check["errors"]
+        else "WARNING: the server may limit the crawls"
+    )
+    print(
+        f"server check: {clients} keep-alive clients x {PROBE_REQUESTS} requests: "
+        f"{check['requests_per_s']:.0f} req/s of {check['bound_requests_per_s']:.0f} "
+        f"({check['fraction_of_bound']:.2f}), latency p50 {check['latency_ms_p50']} ms "
+        f"p99 {check['latency_ms_p99']} ms max {check['latency_ms_max']} ms, server CPU "
+        f"{check['server_cpu_s']:.2f} s{', errors ' + str(check['errors']) if check['errors'] else ''}"
+        f": {verdict}",
+        flush=True,
+    )
     print(HEADER, flush=True)
     failed = False
     for threads in args.threads:
@@ -434,17 +504,21 @@ def main() -> int:
         print(format_row(row), flush=True)
         others = row.get("other_cores", 0.0)
         if others > 0.25:
-            print(f"NOTE threads={threads}: other processes used {others:.1f} cores on average "
-                  f"(machine busy {row['machine_busy_cores']:.1f} of {os.cpu_count()}): "
-                  f"the figures are the shared machine's", flush=True)
+            print(
+                f"NOTE threads={threads}: other processes used {others:.1f} cores on average "
+                f"(machine busy {row['machine_busy_cores']:.1f} of {os.cpu_count()}): "
+                f"the figures are the shared machine's",
+                flush=True,
+            )
         if not row["ok"]:
             failed = True
-            print(f"FAIL workers={args.workers} threads={threads}: {'; '.join(row['problems'])}",
-                  flush=True)
+            print(f"FAIL workers={args.workers} threads={threads}: {'; '.join(row['problems'])}", flush=True)
     met = [r["threads"] for r in results["rows"] if r.get("meets_target")]
-    print(f"target >= {TARGET:.0%} of workers*threads/delay met for threads {met or 'none'} "
-          f"of {args.threads}; cpu-limited runs: "
-          f"{[r['threads'] for r in results['rows'] if r.get('cpu_limited')] or 'none'}")
+    print(
+        f"target >= {TARGET:.0%} of workers*threads/delay met for threads {met or 'none'} "
+        f"of {args.threads}; cpu-limited runs: "
+        f"{[r['threads'] for r in results['rows'] if r.get('cpu_limited')] or 'none'}"
+    )
     results["total_s"] = round(time.monotonic() - started, 1)
     save()
     print(f"total {results['total_s']:.0f} s; saved {os.path.relpath(result_path)}")

@@ -39,15 +39,28 @@ def tiny_site(root: str, pages: int, fanout: int = 10) -> None:
     """``pages`` pages of about 1 KB: page i links to pages i*fanout+1 .. i*fanout+fanout."""
     filler = "<p>" + "lorem ipsum dolor sit amet " * 30 + "</p>"
     for i in range(pages):
-        links = "".join(f'<li><a href="p{j}.html">p{j}</a></li>'
-                        for j in range(i * fanout + 1, min(pages, i * fanout + fanout + 1)))
+        links = "".join(
+            f'<li><a href="p{j}.html">p{j}</a></li>' for j in range(i * fanout + 1, min(pages, i * fanout + fanout + 1))
+        )
         with open(os.path.join(root, f"p{i}.html"), "w") as f:
             f.write(f"<!doctype html><title>p{i}</title><main><h1>p{i}</h1>{filler}<ul>{links}</ul></main>")
 
 
 def crawl(seed: str, out: str, workers: int, extra: list[str]) -> dict:
-    cmd = [sys.executable, "-m", "crawler", seed, "--out", out, "--workers", str(workers),
-           "--threads", "4", "--quiet", *extra]
+    cmd = [
+        sys.executable,
+        "-m",
+        "crawler",
+        seed,
+        "--out",
+        out,
+        "--workers",
+        str(workers),
+        "--threads",
+        "4",
+        "--quiet",
+        *extra,
+    ]
     started = time.monotonic()
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=1800)
     wall = time.monotonic() - started
@@ -80,26 +93,41 @@ def main() -> int:
                 for round_no in range(args.rounds):
                     for name, extra in SETTINGS.items():
                         out = os.path.join(tmp, f"{site}-{name}-{round_no}".replace(" ", "_"))
-                        run = {"site": site, "setting": name, "round": round_no,
-                               **crawl(server.url(home), out, args.workers, extra)}
+                        run = {
+                            "site": site,
+                            "setting": name,
+                            "round": round_no,
+                            **crawl(server.url(home), out, args.workers, extra),
+                        }
                         runs.append(run)
-                        print(f"{site:<5} round {round_no} {name:<11} {run['pages']:>5} pages "
-                              f"{run['wall_s']:7.2f} s {run['pages_per_s']:7.1f}/s", flush=True)
+                        print(
+                            f"{site:<5} round {round_no} {name:<11} {run['pages']:>5} pages "
+                            f"{run['wall_s']:7.2f} s {run['pages_per_s']:7.1f}/s",
+                            flush=True,
+                        )
     print(f"\n{'site':<5} {'setting':<11} {'pages/s median (min-max)':>26} {'ratio':>6}")
     summary = {}
     for site in dict.fromkeys(r["site"] for r in runs):
-        rates = {name: [r["pages_per_s"] for r in runs if r["site"] == site and r["setting"] == name]
-                 for name in SETTINGS}
+        rates = {
+            name: [r["pages_per_s"] for r in runs if r["site"] == site and r["setting"] == name] for name in SETTINGS
+        }
         medians = {name: statistics.median(rates[name]) for name in SETTINGS}
         for name in SETTINGS:
-            print(f"{site:<5} {name:<11} {medians[name]:>10.1f} ({min(rates[name]):.1f}-"
-                  f"{max(rates[name]):.1f}){'':>7} {medians[name] / medians['per-host 8']:>6.2f}")
-        summary[site] = {"median_pages_per_s": medians,
-                         "ratio_adaptive_to_per_host_8": round(medians["adaptive"] / medians["per-host 8"], 3)}
+            print(
+                f"{site:<5} {name:<11} {medians[name]:>10.1f} ({min(rates[name]):.1f}-"
+                f"{max(rates[name]):.1f}){'':>7} {medians[name] / medians['per-host 8']:>6.2f}"
+            )
+        summary[site] = {
+            "median_pages_per_s": medians,
+            "ratio_adaptive_to_per_host_8": round(medians["adaptive"] / medians["per-host 8"], 3),
+        }
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
     with open(os.path.join(HERE, "results", "throttle.json"), "w") as f:
-        json.dump({"root": args.root, "workers": args.workers, "rounds": args.rounds,
-                   "summary": summary, "runs": runs}, f, indent=1)
+        json.dump(
+            {"root": args.root, "workers": args.workers, "rounds": args.rounds, "summary": summary, "runs": runs},
+            f,
+            indent=1,
+        )
     return 0
 
 

@@ -44,7 +44,7 @@ def client(table, share: list[str], batched: bool, start, done) -> None:
     start.wait()
     if batched:
         for i in range(0, len(share), BATCH):
-            table.claim_many(share[i:i + BATCH])
+            table.claim_many(share[i : i + BATCH])
     else:
         for url in share:
             table.claim(url)
@@ -58,8 +58,7 @@ def claims_per_second(ctx, clients: int, total: int, batched: bool) -> tuple[flo
         every = urls("c", total // 2)
         shares = [(every[k::clients] * 2) for k in range(clients)]  # each URL twice
         start, done = ctx.Event(), ctx.Queue()
-        procs = [ctx.Process(target=client, args=(table, share, batched, start, done))
-                 for share in shares]
+        procs = [ctx.Process(target=client, args=(table, share, batched, start, done)) for share in shares]
         for p in procs:
             p.start()
         time.sleep(0.5)  # let every client connect before the clock starts
@@ -97,10 +96,10 @@ def main() -> int:
     quick = bool(os.environ.get("BENCH_QUICK"))
     parser.add_argument("--claims", type=int, default=10000 if quick else 20000)
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 2, 4])
-    parser.add_argument("--sizes", type=int, nargs="+",
-                        default=[100_000] if quick else [100_000, 1_000_000])
-    parser.add_argument("--page-ms", type=float, default=42.5,
-                        help="CPU ms per page of a whole crawl (bench/profile_crawl.py)")
+    parser.add_argument("--sizes", type=int, nargs="+", default=[100_000] if quick else [100_000, 1_000_000])
+    parser.add_argument(
+        "--page-ms", type=float, default=42.5, help="CPU ms per page of a whole crawl (bench/profile_crawl.py)"
+    )
     args = parser.parse_args()
     ctx = multiprocessing.get_context("fork")
     results = {"claims": [], "memory": [], "page_ms": args.page_ms}
@@ -110,21 +109,29 @@ def main() -> int:
             rate, micros = claims_per_second(ctx, clients, args.claims, batched)
             mode = f"claim_many({BATCH})" if batched else "claim (one by one)"
             print(f"{mode:<22} {clients:>7} {rate:>10.0f} {micros:>16.1f}")
-            results["claims"].append({"mode": mode, "clients": clients, "claims_per_s": round(rate),
-                                      "us_per_claim_per_client": round(micros, 2)})
+            results["claims"].append(
+                {
+                    "mode": mode,
+                    "clients": clients,
+                    "claims_per_s": round(rate),
+                    "us_per_claim_per_client": round(micros, 2),
+                }
+            )
     for size in args.sizes:
         per_url = bytes_per_url(ctx, size)
         print(f"manager memory: {per_url:.1f} bytes per URL at {size} URLs (target < 120)")
         results["memory"].append({"urls": size, "bytes_per_url": round(per_url, 1)})
-    round_trip_us = next(r["us_per_claim_per_client"] for r in results["claims"]
-                         if r["mode"].startswith("claim (") and r["clients"] == 1)
+    round_trip_us = next(
+        r["us_per_claim_per_client"] for r in results["claims"] if r["mode"].startswith("claim (") and r["clients"] == 1
+    )
     share = 2 * round_trip_us / 1000 / args.page_ms
     results.update(round_trip_us=round_trip_us, table_share_of_page=round(share, 4))
-    print(f"per page: 2 round trips x {round_trip_us:.0f} us = {2 * round_trip_us / 1000:.2f} ms, "
-          f"{100 * share:.2f}% of {args.page_ms} ms per page (target < 2%)")
+    print(
+        f"per page: 2 round trips x {round_trip_us:.0f} us = {2 * round_trip_us / 1000:.2f} ms, "
+        f"{100 * share:.2f}% of {args.page_ms} ms per page (target < 2%)"
+    )
     os.makedirs(os.path.join(os.path.dirname(os.path.abspath(__file__)), "results"), exist_ok=True)
-    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "visited_table.json"),
-              "w") as f:
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "results", "visited_table.json"), "w") as f:
         json.dump(results, f, indent=1)
     return 0
 

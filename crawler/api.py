@@ -112,15 +112,19 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
             table = manager.VisitedTable(config.shards)  # type: ignore[attr-defined]  # VisitedManager.register()
             report = resume.prepare(config, store, table)
             expected = map_report.expected_urls(config) if config.mode == "crawl" else None
-            dispatcher = Dispatcher(config, ctx, table, manager, DiskFrontier(store), store,
-                                    expected_urls=expected)
+            dispatcher = Dispatcher(config, ctx, table, manager, DiskFrontier(store), store, expected_urls=expected)
             if report["resumed"]:
                 dispatcher.counters.restore(store)
                 dispatcher.display.start_at(dispatcher.counters.done)
-                log.info("resuming the crawl in %s: %d URLs were waiting or in flight (%d of them "
-                         "recorded, %d links recovered), %d bytes of partial lines cut", config.out_dir,
-                         report["in_flight"], report["recorded_unreported"],
-                         report["links_recovered"], report["bytes_cut"])
+                log.info(
+                    "resuming the crawl in %s: %d URLs were waiting or in flight (%d of them "
+                    "recorded, %d links recovered), %d bytes of partial lines cut",
+                    config.out_dir,
+                    report["in_flight"],
+                    report["recorded_unreported"],
+                    report["links_recovered"],
+                    report["bytes_cut"],
+                )
             signals.attach(dispatcher.request_stop)
             dispatcher.start()
         aborted: CrawlerError | None = None
@@ -147,12 +151,12 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
         raise type(aborted)(f"{aborted}; the crawl stopped, outputs in {config.out_dir}")
     seed = outcome.seed_outcome
     if seed is not None and seed.outcome == FAILED and summary["visited"] == 0:
-        raise SeedFailed(f"seed {seed.url} could not be crawled ({seed.error}); "
-                         f"outputs in {config.out_dir}")
+        raise SeedFailed(f"seed {seed.url} could not be crawled ({seed.error}); outputs in {config.out_dir}")
     seed_skips = outcome.seed_skips
     if summary["visited"] == 0 and seed_skips and seed is None:
-        raise SeedFailed(f"seed {config.seed_keys[0]} could not be crawled ({seed_skips[0]}); "
-                         f"outputs in {config.out_dir}")
+        raise SeedFailed(
+            f"seed {config.seed_keys[0]} could not be crawled ({seed_skips[0]}); outputs in {config.out_dir}"
+        )
     return summary
 
 
@@ -173,8 +177,14 @@ def map_site(config: CrawlConfig, signals: StopOnSignal | None = None) -> dict:
     """
     config = config.validated()
     prepare_output(config.out_dir)
-    walk = dataclasses.replace(config, mode="map", warc=False, compress=None, mirror=False,  # no corpus
-                               out_dir=os.path.join(config.out_dir, map_report.MAP_DIR))
+    walk = dataclasses.replace(
+        config,
+        mode="map",
+        warc=False,
+        compress=None,
+        mirror=False,  # no corpus
+        out_dir=os.path.join(config.out_dir, map_report.MAP_DIR),
+    )
     summary = crawl(walk, signals)
     report = map_report.build_map(walk, walk.out_dir, summary)
     map_report.write_map(report, config.out_dir)
@@ -188,8 +198,9 @@ NEVER_CLAIMED = "aborted: linked from a recorded page, never claimed"
 LOST_WITH_FETCHER = "claimed by a fetcher that died before reporting it"
 
 
-def never_claimed(config: CrawlConfig, graph: LinkGraph, tree, is_listed: Callable[[str], bool],
-                  reason: str = NEVER_CLAIMED) -> list:
+def never_claimed(
+    config: CrawlConfig, graph: LinkGraph, tree, is_listed: Callable[[str], bool], reason: str = NEVER_CLAIMED
+) -> list:
     """After an abort: in-scope link targets of recorded pages that are neither recorded
     nor listed as skipped (the visited table failed before their claim, or the fetcher
     died before it reported them), within ``max_depth`` by tree depth.
@@ -215,13 +226,24 @@ def finish_page_shards(config: CrawlConfig) -> dict:
     started = time.monotonic()
     compressed = finish_shards(config.out_dir, config.compress)
     manifest = write_manifest(config.out_dir, config.shard_bytes)
-    log.debug("%d records in %d shards (%d compressed now), manifest written in %.2f s",
-              manifest["records"], len(manifest["shards"]), len(compressed), time.monotonic() - started)
+    log.debug(
+        "%d records in %d shards (%d compressed now), manifest written in %.2f s",
+        manifest["records"],
+        len(manifest["shards"]),
+        len(compressed),
+        time.monotonic() - started,
+    )
     return manifest
 
 
-def finish_outputs(config: CrawlConfig, outcome: CrawlOutcome, table, states: dict | None,
-                   wall_s: float, aborted: CrawlerError | None = None) -> dict:
+def finish_outputs(
+    config: CrawlConfig,
+    outcome: CrawlOutcome,
+    table,
+    states: dict | None,
+    wall_s: float,
+    aborted: CrawlerError | None = None,
+) -> dict:
     """Merge edges, derive the tree, list skipped URLs, compress the page shards, write
     ``manifest.json``, ``sites.tsv`` and ``summary.json``.
 
@@ -271,21 +293,26 @@ def finish_outputs(config: CrawlConfig, outcome: CrawlOutcome, table, states: di
     duplicates, near_duplicates = listing.duplicate_counts()
     if states is None:  # the table is lost: what the dispatcher itself saw
         claimed, reconciled = None, False
-        states = {"visited": c.visited, "failed": c.failed,
-                  "skipped": sum(by_reason.values()) - len(in_flight), "in_flight": len(in_flight)}
+        states = {
+            "visited": c.visited,
+            "failed": c.failed,
+            "skipped": sum(by_reason.values()) - len(in_flight),
+            "in_flight": len(in_flight),
+        }
     else:
         claimed = sum(states.values())
-        reconciled = (claimed == states["visited"] + states["failed"] + states["skipped"]
-                      and states["visited"] == c.visited and states["failed"] == c.failed)
+        reconciled = (
+            claimed == states["visited"] + states["failed"] + states["skipped"]
+            and states["visited"] == c.visited
+            and states["failed"] == c.failed
+        )
     finish_page_shards(config)
-    site_count = sites.write_sites(out, (row[0] for row in listed()), listing.robots_statuses(),
-                                   config.obey_robots)
+    site_count = sites.write_sites(out, (row[0] for row in listed()), listing.robots_statuses(), config.obey_robots)
     stored = listing.site_count()  # every run's claims
     site_count = site_count if stored is None else stored
     # Not done: an origin with URLs this run left (waiting, in flight, due for a retry),
     # unless only its --max-pages-per-site was reached (a resume skips them again).
-    busy = len({origin_of(url) for url, _depth, _parent, reason in listing.unfinished_rows()
-                if reason != SITE_LIMIT})
+    busy = len({origin_of(url) for url, _depth, _parent, reason in listing.unfinished_rows() if reason != SITE_LIMIT})
     summary = {
         "seeds": list(config.seeds),
         "claimed": claimed,

@@ -38,6 +38,7 @@ EXIT_OK, EXIT_ERROR = 0, 2
 
 def _number(convert, minimum, inclusive: bool, noun: str):
     """An argparse ``type`` that converts with ``convert`` and checks the lower bound."""
+
     def parse(text: str):
         try:
             value = convert(text)
@@ -49,6 +50,7 @@ def _number(convert, minimum, inclusive: bool, noun: str):
             bound = f"at least {minimum}" if inclusive else f"more than {minimum}"
             raise argparse.ArgumentTypeError(f"must be {bound}, got {text}")
         return value
+
     return parse
 
 
@@ -72,105 +74,237 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
         prog="python -m crawler" + (" map" if mode == "map" else ""),
         description="Crawl a website into one Markdown record per page, a link graph and a site tree.",
         epilog="Commands: 'python -m crawler crawl URL' is 'python -m crawler URL'; "
-               "'python -m crawler map URL' walks the same links without converting anything "
-               "and writes OUT/map.json and OUT/tree.txt (a later crawl in OUT uses it for "
-               "its progress total).")
-    p.add_argument("seeds", nargs="*", metavar="URL",
-                   help="seed URL(s), http or https (at least one, here or in --seeds)")
-    p.add_argument("--seeds", dest="seed_file", metavar="FILE", default=None,
-                   help="also read seed URLs from FILE ('-': standard input): one a line, "
-                        "'#' comments and blank lines ignored; after the URL arguments, "
-                        "duplicates dropped")
+        "'python -m crawler map URL' walks the same links without converting anything "
+        "and writes OUT/map.json and OUT/tree.txt (a later crawl in OUT uses it for "
+        "its progress total).",
+    )
+    p.add_argument(
+        "seeds", nargs="*", metavar="URL", help="seed URL(s), http or https (at least one, here or in --seeds)"
+    )
+    p.add_argument(
+        "--seeds",
+        dest="seed_file",
+        metavar="FILE",
+        default=None,
+        help="also read seed URLs from FILE ('-': standard input): one a line, "
+        "'#' comments and blank lines ignored; after the URL arguments, "
+        "duplicates dropped",
+    )
     p.add_argument("--out", default="crawl-out", help="output folder, created if missing (default: %(default)s)")
-    p.add_argument("--workers", type=_positive_int, default=default_workers(),
-                   help="fetcher processes (default: usable cores, here %(default)s)")
-    p.add_argument("--threads", type=_positive_int, default=DEFAULT_THREADS,
-                   help="threads per fetcher process, to overlap network waits (default: %(default)s)")
-    p.add_argument("--queue-size", type=_positive_int, default=None,
-                   help="bound of the task queue (default: 2 x workers x threads)")
-    p.add_argument("--max-depth", type=_non_negative_int, default=None,
-                   help="follow links at most this far from the seed (default: no limit)")
-    p.add_argument("--max-pages", type=_positive_int, default=None,
-                   help="fetch at most this many URLs, exactly (default: no limit)")
-    p.add_argument("--max-pages-per-site", type=_positive_int, default=None, metavar="N",
-                   help="fetch at most N URLs of each site (origin), exactly, over every run of "
-                        "the crawl (default: no limit)")
-    p.add_argument("--allow-domain", action="append", default=[], metavar="HOST",
-                   help="also crawl this host, on any port; '.example.org' admits its subdomains "
-                        "(repeatable; default: only the seeds' sites)")
-    p.add_argument("--include", action="append", default=[], metavar="REGEX",
-                   help="crawl only URLs matching one of these regexes (repeatable; default: all)")
-    p.add_argument("--exclude", action="append", default=[], metavar="REGEX",
-                   help="never crawl URLs matching this regex (repeatable; default: none)")
-    p.add_argument("--connect-timeout", type=_positive_float, default=10.0,
-                   help="seconds to connect (default: %(default)s)")
-    p.add_argument("--read-timeout", type=_positive_float, default=30.0,
-                   help="seconds without a byte before a fetch fails (default: %(default)s)")
-    p.add_argument("--total-timeout", type=_positive_float, default=120.0,
-                   help="wall-clock seconds for one fetch, body included (default: %(default)s)")
-    p.add_argument("--max-bytes", type=_positive_int, default=20 * 1024 * 1024,
-                   help="bodies are cut at this many bytes, recorded as truncated (default: %(default)s)")
-    p.add_argument("--max-redirects", type=_positive_int, default=10,
-                   help="longest redirect chain followed (default: %(default)s)")
-    p.add_argument("--user-agent", default="",
-                   help="User-Agent header (default: crawler/VERSION (corpus crawler; python-requests))")
-    p.add_argument("--shards", type=_positive_int, default=DEFAULT_SHARDS,
-                   help="visited-table shards, a power of two (default: %(default)s)")
-    p.add_argument("--start-method", choices=("fork", "spawn", "forkserver"), default=None,
-                   help="multiprocessing start method (default: the platform's)")
-    p.add_argument("--progress-interval", type=_positive_float, default=5.0,
-                   help="seconds between progress lines on stderr (default: %(default)s)")
-    p.add_argument("--ignore-robots", action="store_true",
-                   help="do not fetch or honour robots.txt (default: honour it, RFC 9309)")
-    p.add_argument("--per-host", type=_positive_int, default=None,
-                   help="fixed politeness: at most N requests in flight to one host, spaced only by "
-                        "--delay or Crawl-delay (default: adaptive, one request at a time and a delay "
-                        "that follows the host's response time)")
-    p.add_argument("--delay", type=_non_negative_float, default=0.0,
-                   help="seconds between the end of one request to a host and the start of the next, "
-                        "at least; a larger robots.txt Crawl-delay (capped at 60 s) wins "
-                        "(default: %(default)s)")
-    p.add_argument("--retries", type=_non_negative_int, default=2,
-                   help="retries of a timeout, connection error, incomplete body, 408, 429, 500, "
-                        "502, 503 or 504, "
-                        "after Retry-After or an exponential backoff (default: %(default)s)")
-    p.add_argument("--max-retry-wait", type=_non_negative_float, default=300.0,
-                   help="a Retry-After longer than this many seconds fails the URL (default: %(default)s)")
-    p.add_argument("--max-url-length", type=_positive_int, default=2048,
-                   help="skip URLs longer than this (default: %(default)s)")
-    p.add_argument("--max-query-variants", type=_positive_int, default=1000,
-                   help="most URLs with a query per path, against calendar traps (default: %(default)s)")
-    p.add_argument("--max-path-repeats", type=_positive_int, default=DEFAULT_MAX_PATH_REPEATS,
-                   metavar="N", help="skip URLs whose path repeats a segment more than N times in "
-                                     "a row, or at every other position: /docs/docs/docs/ "
-                                     "(default: %(default)s)")
-    p.add_argument("--max-path-segments", type=_positive_int, default=DEFAULT_MAX_PATH_SEGMENTS,
-                   metavar="N", help="skip URLs whose path has more than N segments "
-                                     "(default: %(default)s)")
-    p.add_argument("--sitemaps", action="store_true",
-                   help="also start from the seed hosts' sitemaps (robots.txt Sitemap: lines, "
-                        "else /sitemap.xml; gzip and indexes read), in scope only (default: off)")
-    p.add_argument("--max-memory", type=_positive_int, default=None, metavar="MIB",
-                   help="slow down (one request at a time) while all processes together use "
-                        "more than this many MiB (default: no limit)")
-    p.add_argument("--compress", choices=COMPRESSIONS, default=None,
-                   help="compress each page-record shard once it is closed: .jsonl.zst or "
-                        ".jsonl.gz (default: plain .jsonl)")
-    p.add_argument("--shard-size", type=_positive_float, default=DEFAULT_SHARD_BYTES / 2**20,
-                   metavar="MIB", help="most uncompressed MiB of one page-record shard, "
-                                       "pages-NN-SSSSS.jsonl (default: %(default)g)")
-    p.add_argument("--restart", action="store_true",
-                   help="delete the outputs and state already in --out and start over "
-                        "(default: resume the crawl found there)")
-    p.add_argument("--keep-boilerplate", action="store_true",
-                   help="convert the whole page to Markdown (default: only its main content, "
-                        "without navigation, header, footer, sidebars and cookie banners)")
-    p.add_argument("--warc", action="store_true",
-                   help="also write the raw HTTP requests and responses as WARC/1.1 files, "
-                        "warc-NN-*.warc.gz in --out (default: off)")
-    p.add_argument("--mirror", action="store_true",
-                   help="also write OUT/site/<host>/<path>.md, one Markdown file per page, and "
-                        "site/index.tsv (url -> file) (default: off)")
+    p.add_argument(
+        "--workers",
+        type=_positive_int,
+        default=default_workers(),
+        help="fetcher processes (default: usable cores, here %(default)s)",
+    )
+    p.add_argument(
+        "--threads",
+        type=_positive_int,
+        default=DEFAULT_THREADS,
+        help="threads per fetcher process, to overlap network waits (default: %(default)s)",
+    )
+    p.add_argument(
+        "--queue-size",
+        type=_positive_int,
+        default=None,
+        help="bound of the task queue (default: 2 x workers x threads)",
+    )
+    p.add_argument(
+        "--max-depth",
+        type=_non_negative_int,
+        default=None,
+        help="follow links at most this far from the seed (default: no limit)",
+    )
+    p.add_argument(
+        "--max-pages",
+        type=_positive_int,
+        default=None,
+        help="fetch at most this many URLs, exactly (default: no limit)",
+    )
+    p.add_argument(
+        "--max-pages-per-site",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="fetch at most N URLs of each site (origin), exactly, over every run of the crawl (default: no limit)",
+    )
+    p.add_argument(
+        "--allow-domain",
+        action="append",
+        default=[],
+        metavar="HOST",
+        help="also crawl this host, on any port; '.example.org' admits its subdomains "
+        "(repeatable; default: only the seeds' sites)",
+    )
+    p.add_argument(
+        "--include",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="crawl only URLs matching one of these regexes (repeatable; default: all)",
+    )
+    p.add_argument(
+        "--exclude",
+        action="append",
+        default=[],
+        metavar="REGEX",
+        help="never crawl URLs matching this regex (repeatable; default: none)",
+    )
+    p.add_argument(
+        "--connect-timeout", type=_positive_float, default=10.0, help="seconds to connect (default: %(default)s)"
+    )
+    p.add_argument(
+        "--read-timeout",
+        type=_positive_float,
+        default=30.0,
+        help="seconds without a byte before a fetch fails (default: %(default)s)",
+    )
+    p.add_argument(
+        "--total-timeout",
+        type=_positive_float,
+        default=120.0,
+        help="wall-clock seconds for one fetch, body included (default: %(default)s)",
+    )
+    p.add_argument(
+        "--max-bytes",
+        type=_positive_int,
+        default=20 * 1024 * 1024,
+        help="bodies are cut at this many bytes, recorded as truncated (default: %(default)s)",
+    )
+    p.add_argument(
+        "--max-redirects", type=_positive_int, default=10, help="longest redirect chain followed (default: %(default)s)"
+    )
+    p.add_argument(
+        "--user-agent",
+        default="",
+        help="User-Agent header (default: crawler/VERSION (corpus crawler; python-requests))",
+    )
+    p.add_argument(
+        "--shards",
+        type=_positive_int,
+        default=DEFAULT_SHARDS,
+        help="visited-table shards, a power of two (default: %(default)s)",
+    )
+    p.add_argument(
+        "--start-method",
+        choices=("fork", "spawn", "forkserver"),
+        default=None,
+        help="multiprocessing start method (default: the platform's)",
+    )
+    p.add_argument(
+        "--progress-interval",
+        type=_positive_float,
+        default=5.0,
+        help="seconds between progress lines on stderr (default: %(default)s)",
+    )
+    p.add_argument(
+        "--ignore-robots", action="store_true", help="do not fetch or honour robots.txt (default: honour it, RFC 9309)"
+    )
+    p.add_argument(
+        "--per-host",
+        type=_positive_int,
+        default=None,
+        help="fixed politeness: at most N requests in flight to one host, spaced only by "
+        "--delay or Crawl-delay (default: adaptive, one request at a time and a delay "
+        "that follows the host's response time)",
+    )
+    p.add_argument(
+        "--delay",
+        type=_non_negative_float,
+        default=0.0,
+        help="seconds between the end of one request to a host and the start of the next, "
+        "at least; a larger robots.txt Crawl-delay (capped at 60 s) wins "
+        "(default: %(default)s)",
+    )
+    p.add_argument(
+        "--retries",
+        type=_non_negative_int,
+        default=2,
+        help="retries of a timeout, connection error, incomplete body, 408, 429, 500, "
+        "502, 503 or 504, "
+        "after Retry-After or an exponential backoff (default: %(default)s)",
+    )
+    p.add_argument(
+        "--max-retry-wait",
+        type=_non_negative_float,
+        default=300.0,
+        help="a Retry-After longer than this many seconds fails the URL (default: %(default)s)",
+    )
+    p.add_argument(
+        "--max-url-length", type=_positive_int, default=2048, help="skip URLs longer than this (default: %(default)s)"
+    )
+    p.add_argument(
+        "--max-query-variants",
+        type=_positive_int,
+        default=1000,
+        help="most URLs with a query per path, against calendar traps (default: %(default)s)",
+    )
+    p.add_argument(
+        "--max-path-repeats",
+        type=_positive_int,
+        default=DEFAULT_MAX_PATH_REPEATS,
+        metavar="N",
+        help="skip URLs whose path repeats a segment more than N times in "
+        "a row, or at every other position: /docs/docs/docs/ "
+        "(default: %(default)s)",
+    )
+    p.add_argument(
+        "--max-path-segments",
+        type=_positive_int,
+        default=DEFAULT_MAX_PATH_SEGMENTS,
+        metavar="N",
+        help="skip URLs whose path has more than N segments (default: %(default)s)",
+    )
+    p.add_argument(
+        "--sitemaps",
+        action="store_true",
+        help="also start from the seed hosts' sitemaps (robots.txt Sitemap: lines, "
+        "else /sitemap.xml; gzip and indexes read), in scope only (default: off)",
+    )
+    p.add_argument(
+        "--max-memory",
+        type=_positive_int,
+        default=None,
+        metavar="MIB",
+        help="slow down (one request at a time) while all processes together use "
+        "more than this many MiB (default: no limit)",
+    )
+    p.add_argument(
+        "--compress",
+        choices=COMPRESSIONS,
+        default=None,
+        help="compress each page-record shard once it is closed: .jsonl.zst or .jsonl.gz (default: plain .jsonl)",
+    )
+    p.add_argument(
+        "--shard-size",
+        type=_positive_float,
+        default=DEFAULT_SHARD_BYTES / 2**20,
+        metavar="MIB",
+        help="most uncompressed MiB of one page-record shard, pages-NN-SSSSS.jsonl (default: %(default)g)",
+    )
+    p.add_argument(
+        "--restart",
+        action="store_true",
+        help="delete the outputs and state already in --out and start over (default: resume the crawl found there)",
+    )
+    p.add_argument(
+        "--keep-boilerplate",
+        action="store_true",
+        help="convert the whole page to Markdown (default: only its main content, "
+        "without navigation, header, footer, sidebars and cookie banners)",
+    )
+    p.add_argument(
+        "--warc",
+        action="store_true",
+        help="also write the raw HTTP requests and responses as WARC/1.1 files, "
+        "warc-NN-*.warc.gz in --out (default: off)",
+    )
+    p.add_argument(
+        "--mirror",
+        action="store_true",
+        help="also write OUT/site/<host>/<path>.md, one Markdown file per page, and "
+        "site/index.tsv (url -> file) (default: off)",
+    )
     p.add_argument("--quiet", action="store_true", help="no progress lines, only errors")
     p.add_argument("--version", action="version", version=f"crawler {__version__}")
     return p
@@ -183,24 +317,43 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
     if not positional and not from_file:
         raise ConfigError("no seed URL: give one or more URLs, or --seeds FILE")
     return CrawlConfig(
-        seeds=combine(positional, from_file), out_dir=args.out, workers=args.workers,
-        threads=args.threads, queue_size=args.queue_size, max_depth=args.max_depth,
-        max_pages=args.max_pages, max_pages_per_site=args.max_pages_per_site,
+        seeds=combine(positional, from_file),
+        out_dir=args.out,
+        workers=args.workers,
+        threads=args.threads,
+        queue_size=args.queue_size,
+        max_depth=args.max_depth,
+        max_pages=args.max_pages,
+        max_pages_per_site=args.max_pages_per_site,
         allow_domains=tuple(args.allow_domain),
-        include=tuple(args.include), exclude=tuple(args.exclude),
-        connect_timeout_s=args.connect_timeout, read_timeout_s=args.read_timeout,
-        total_timeout_s=args.total_timeout, max_body_bytes=args.max_bytes,
-        max_redirects=args.max_redirects, user_agent=args.user_agent, shards=args.shards,
-        start_method=args.start_method, progress_interval_s=args.progress_interval,
-        obey_robots=not args.ignore_robots, per_host=args.per_host, delay_s=args.delay,
-        retries=args.retries, max_retry_wait_s=args.max_retry_wait,
-        max_url_length=args.max_url_length, max_query_variants=args.max_query_variants,
-        max_path_repeats=args.max_path_repeats, max_path_segments=args.max_path_segments,
-        sitemaps=args.sitemaps, restart=args.restart, mode=getattr(args, "mode", "crawl"),
+        include=tuple(args.include),
+        exclude=tuple(args.exclude),
+        connect_timeout_s=args.connect_timeout,
+        read_timeout_s=args.read_timeout,
+        total_timeout_s=args.total_timeout,
+        max_body_bytes=args.max_bytes,
+        max_redirects=args.max_redirects,
+        user_agent=args.user_agent,
+        shards=args.shards,
+        start_method=args.start_method,
+        progress_interval_s=args.progress_interval,
+        obey_robots=not args.ignore_robots,
+        per_host=args.per_host,
+        delay_s=args.delay,
+        retries=args.retries,
+        max_retry_wait_s=args.max_retry_wait,
+        max_url_length=args.max_url_length,
+        max_query_variants=args.max_query_variants,
+        max_path_repeats=args.max_path_repeats,
+        max_path_segments=args.max_path_segments,
+        sitemaps=args.sitemaps,
+        restart=args.restart,
+        mode=getattr(args, "mode", "crawl"),
         mirror=args.mirror,
         max_memory_bytes=args.max_memory * 2**20 if args.max_memory else None,
         warc=args.warc,
-        compress=args.compress, shard_bytes=int(args.shard_size * 2**20),
+        compress=args.compress,
+        shard_bytes=int(args.shard_size * 2**20),
         progress="off" if args.quiet else "bar" if sys.stderr.isatty() else "log",
         keep_boilerplate=args.keep_boilerplate,
     ).validated()
@@ -214,8 +367,7 @@ def main(argv=None) -> int:
     try:
         return _main(argv, signals)
     except KeyboardInterrupt as exc:
-        print(f"crawler: {str(exc) or 'aborted'}; run the same command again to resume",
-              file=sys.stderr)
+        print(f"crawler: {str(exc) or 'aborted'}; run the same command again to resume", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:  # stdout's reader left (`| head`): the outputs are on disk
         devnull = os.open(os.devnull, os.O_WRONLY)
@@ -231,8 +383,11 @@ def _main(argv, signals: StopOnSignal) -> int:
     mode = argv.pop(0) if argv and argv[0] in MODES else "crawl"
     args = build_parser(mode).parse_args(argv)
     args.mode = mode
-    logging.basicConfig(level=logging.ERROR if args.quiet else logging.INFO,
-                        format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    logging.basicConfig(
+        level=logging.ERROR if args.quiet else logging.INFO,
+        format="%(asctime)s %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
     if mode == "map":
         return _map(args, signals)
     try:
@@ -241,13 +396,22 @@ def _main(argv, signals: StopOnSignal) -> int:
     except CrawlerError as exc:
         print(f"crawler: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
-    keys = ("pages", "non_html", "redirects", "failed", "skipped", "claimed", "wall_s",
-            "pages_per_s", "peak_rss_bytes", "reconciled")
+    keys = (
+        "pages",
+        "non_html",
+        "redirects",
+        "failed",
+        "skipped",
+        "claimed",
+        "wall_s",
+        "pages_per_s",
+        "peak_rss_bytes",
+        "reconciled",
+    )
     if not args.quiet:
         print(summary_table(summary), file=sys.stderr)
     if summary["stopped"]:
-        print(f"crawler: stopped ({summary['stopped']}); run the same command again to resume",
-              file=sys.stderr)
+        print(f"crawler: stopped ({summary['stopped']}); run the same command again to resume", file=sys.stderr)
     print(json.dumps({k: summary[k] for k in keys}))
     print(f"output: {config.out_dir}")
     return EXIT_OK
@@ -265,11 +429,13 @@ def _map(args: argparse.Namespace, signals: StopOnSignal) -> int:
         print(f"crawler: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     if report["stopped"]:
-        print(f"crawler: stopped ({report['stopped']}); run the same command again to resume",
-              file=sys.stderr)
+        print(f"crawler: stopped ({report['stopped']}); run the same command again to resume", file=sys.stderr)
     print(format_map(report))
     print(tree_excerpt(os.path.join(config.out_dir, "tree.txt")))
-    hint = "; crawl with the same --out and the progress bar knows the total" \
-        if report["complete"] else "; incomplete: a crawl does not use it for its total"
+    hint = (
+        "; crawl with the same --out and the progress bar knows the total"
+        if report["complete"]
+        else "; incomplete: a crawl does not use it for its total"
+    )
     print(f"output: {config.out_dir} (map.json, tree.txt){hint}")
     return EXIT_OK

@@ -32,8 +32,8 @@ MAX_RETRIES = 100
 #: are read per crawl (the protocol allows 50,000 per index; a crawl needs fewer).
 MAX_SITEMAP_LEVELS = 3
 MAX_SITEMAPS = 1000
-MAX_SHARDS = 2 ** 20
-MAX_BODY_BYTES = 2 ** 40
+MAX_SHARDS = 2**20
+MAX_BODY_BYTES = 2**40
 #: Default crawler-trap guards on the path (:mod:`crawler.web.traps`): a segment (or run of
 #: segments) may repeat at most this many times in a row, as Heritrix's
 #: PathologicalPathDecideRule (maxRepetitions 2) ...
@@ -43,7 +43,7 @@ DEFAULT_MAX_PATH_REPEATS = 2
 DEFAULT_MAX_PATH_SEGMENTS = 20
 #: What a run does: ``crawl`` writes pages; ``map`` only walks the links and counts.
 MODES = ("crawl", "map")
-MAX_SHARD_BYTES = 2 ** 40
+MAX_SHARD_BYTES = 2**40
 
 
 def default_workers() -> int:
@@ -196,8 +196,12 @@ class CrawlConfig:
     def resume_settings(self) -> dict:
         """The settings a resume must not change, JSON-able: the seeds' keys, the allowed
         domains, the include and exclude patterns (``state.sqlite`` keeps them)."""
-        return {"seeds": list(self.seed_keys), "allow_domains": list(self.allow_domains),
-                "include": list(self.include), "exclude": list(self.exclude)}
+        return {
+            "seeds": list(self.seed_keys),
+            "allow_domains": list(self.allow_domains),
+            "include": list(self.include),
+            "exclude": list(self.exclude),
+        }
 
     @property
     def task_queue_size(self) -> int:
@@ -212,14 +216,21 @@ class CrawlConfig:
         """
         if not self.seeds:
             raise ConfigError("at least one seed URL is required")
-        for name, top in (("workers", MAX_WORKERS), ("threads", MAX_THREADS),
-                          ("max_redirects", MAX_REDIRECTS), ("queue_size", MAX_QUEUE_SIZE),
-                          ("max_pages", None), ("max_pages_per_site", None),
-                          ("max_body_bytes", MAX_BODY_BYTES),
-                          ("per_host", MAX_THREADS), ("max_url_length", None),
-                          ("max_memory_bytes", None),
-                          ("max_query_variants", None), ("max_path_repeats", None),
-                          ("max_path_segments", None)):
+        for name, top in (
+            ("workers", MAX_WORKERS),
+            ("threads", MAX_THREADS),
+            ("max_redirects", MAX_REDIRECTS),
+            ("queue_size", MAX_QUEUE_SIZE),
+            ("max_pages", None),
+            ("max_pages_per_site", None),
+            ("max_body_bytes", MAX_BODY_BYTES),
+            ("per_host", MAX_THREADS),
+            ("max_url_length", None),
+            ("max_memory_bytes", None),
+            ("max_query_variants", None),
+            ("max_path_repeats", None),
+            ("max_path_segments", None),
+        ):
             value = getattr(self, name)
             flag = "--max-bytes" if name == "max_body_bytes" else f"--{name.replace('_', '-')}"
             if value is not None and value < 1:
@@ -230,9 +241,13 @@ class CrawlConfig:
             raise ConfigError("--max-depth must be 0 or more")
         if not 0 <= self.retries <= MAX_RETRIES:
             raise ConfigError(f"--retries must be from 0 to {MAX_RETRIES}, got {self.retries}")
-        for name, flag in (("delay_s", "--delay"), ("max_crawl_delay_s", "max_crawl_delay_s"),
-                           ("max_retry_wait_s", "--max-retry-wait"), ("retry_base_s", "retry_base_s"),
-                           ("retry_cap_s", "retry_cap_s")):
+        for name, flag in (
+            ("delay_s", "--delay"),
+            ("max_crawl_delay_s", "max_crawl_delay_s"),
+            ("max_retry_wait_s", "--max-retry-wait"),
+            ("retry_base_s", "retry_base_s"),
+            ("retry_cap_s", "retry_cap_s"),
+        ):
             if not 0 <= getattr(self, name) <= MAX_TIMEOUT_S:
                 raise ConfigError(f"{flag} must be from 0 to {MAX_TIMEOUT_S:g} s")
         for name in ("connect_timeout_s", "read_timeout_s", "total_timeout_s", "stall_s"):
@@ -251,12 +266,14 @@ class CrawlConfig:
         if self.compress == "zstd" and not zstd_available():
             raise ConfigError("--compress zstd needs the zstandard package (pip install zstandard)")
         if not 1 <= self.shard_bytes <= MAX_SHARD_BYTES:
-            raise ConfigError(f"--shard-size must be from 1 byte to {MAX_SHARD_BYTES // 2**20} MiB,"
-                              f" got {self.shard_bytes} bytes")
+            raise ConfigError(
+                f"--shard-size must be from 1 byte to {MAX_SHARD_BYTES // 2**20} MiB, got {self.shard_bytes} bytes"
+            )
         for domain in self.allow_domains:
             if domain_key(domain) is None:
-                raise ConfigError(f"--allow-domain {domain!r} is not a host name "
-                                  "(example.org, or .example.org with its subdomains)")
+                raise ConfigError(
+                    f"--allow-domain {domain!r} is not a host name (example.org, or .example.org with its subdomains)"
+                )
         for pattern in self.include + self.exclude:
             try:
                 re.compile(pattern)

@@ -92,8 +92,9 @@ def _decoded(stream: BinaryIO, source: str) -> Iterator[str]:
         try:
             yield raw.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ConfigError(f"{source} line {number}: not UTF-8 text "
-                              f"(byte 0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
+            raise ConfigError(
+                f"{source} line {number}: not UTF-8 text (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+            ) from None
 
 
 def read_seed_file(path: str, stdin: BinaryIO | None = None) -> list[str]:

@@ -38,38 +38,41 @@ def test_defaults():
     assert cfg.max_path_segments == DEFAULT_MAX_PATH_SEGMENTS == 20
 
 
-@pytest.mark.parametrize("overrides, message", [
-    ({"seeds": ()}, "at least one seed URL is required"),
-    ({"workers": 0}, "--workers must be at least 1"),
-    ({"workers": -3}, "--workers must be at least 1"),
-    ({"threads": 0}, "--threads must be at least 1"),
-    ({"max_redirects": 0}, "--max-redirects must be at least 1"),
-    ({"queue_size": 0}, "--queue-size must be at least 1"),
-    ({"max_pages": 0}, "--max-pages must be at least 1"),
-    ({"max_depth": -1}, "--max-depth must be 0 or more"),
-    ({"max_path_repeats": 0}, "--max-path-repeats must be at least 1"),
-    ({"max_path_segments": 0}, "--max-path-segments must be at least 1"),
-    ({"max_path_segments": -5}, "--max-path-segments must be at least 1"),
-    ({"connect_timeout_s": 0}, "connect_timeout_s must be more than 0 and at most 86400 s"),
-    ({"read_timeout_s": -1.0}, "read_timeout_s must be more than 0 and at most 86400 s"),
-    ({"total_timeout_s": float("nan")}, "total_timeout_s must be more than 0 and at most 86400 s"),
-    ({"max_body_bytes": 0}, "--max-bytes must be at least 1"),
-    ({"workers": 10 ** 11}, "--workers must be at most 1024, got 100000000000"),
-    ({"threads": 1025}, "--threads must be at most 1024, got 1025"),
-    ({"queue_size": 10 ** 7}, "--queue-size must be at most 1000000, got 10000000"),
-    ({"max_redirects": 101}, "--max-redirects must be at most 100, got 101"),
-    ({"total_timeout_s": 1e10}, "total_timeout_s must be more than 0 and at most 86400 s"),
-    ({"connect_timeout_s": 1e308}, "connect_timeout_s must be more than 0 and at most 86400 s"),
-    ({"shards": 2 ** 21}, "--shards must be a power of two up to 1048576, got 2097152"),
-    ({"shards": 48}, "--shards must be a power of two up to 1048576, got 48"),
-    ({"shards": 0}, "--shards must be a power of two up to 1048576, got 0"),
-    ({"shards": 3}, "--shards must be a power of two up to 1048576, got 3"),
-    ({"start_method": "thread"}, "unknown start method 'thread'"),
-    ({"include": ("(",)}, "bad regex '('"),
-    ({"exclude": ("ok", "[z-a]")}, "bad regex '[z-a]'"),
-    ({"allow_domains": ("ok.org", "bad host!")}, "--allow-domain 'bad host!' is not a host name"),
-    ({"allow_domains": ("x.org:8080",)}, "--allow-domain 'x.org:8080' is not a host name"),
-])
+@pytest.mark.parametrize(
+    "overrides, message",
+    [
+        ({"seeds": ()}, "at least one seed URL is required"),
+        ({"workers": 0}, "--workers must be at least 1"),
+        ({"workers": -3}, "--workers must be at least 1"),
+        ({"threads": 0}, "--threads must be at least 1"),
+        ({"max_redirects": 0}, "--max-redirects must be at least 1"),
+        ({"queue_size": 0}, "--queue-size must be at least 1"),
+        ({"max_pages": 0}, "--max-pages must be at least 1"),
+        ({"max_depth": -1}, "--max-depth must be 0 or more"),
+        ({"max_path_repeats": 0}, "--max-path-repeats must be at least 1"),
+        ({"max_path_segments": 0}, "--max-path-segments must be at least 1"),
+        ({"max_path_segments": -5}, "--max-path-segments must be at least 1"),
+        ({"connect_timeout_s": 0}, "connect_timeout_s must be more than 0 and at most 86400 s"),
+        ({"read_timeout_s": -1.0}, "read_timeout_s must be more than 0 and at most 86400 s"),
+        ({"total_timeout_s": float("nan")}, "total_timeout_s must be more than 0 and at most 86400 s"),
+        ({"max_body_bytes": 0}, "--max-bytes must be at least 1"),
+        ({"workers": 10**11}, "--workers must be at most 1024, got 100000000000"),
+        ({"threads": 1025}, "--threads must be at most 1024, got 1025"),
+        ({"queue_size": 10**7}, "--queue-size must be at most 1000000, got 10000000"),
+        ({"max_redirects": 101}, "--max-redirects must be at most 100, got 101"),
+        ({"total_timeout_s": 1e10}, "total_timeout_s must be more than 0 and at most 86400 s"),
+        ({"connect_timeout_s": 1e308}, "connect_timeout_s must be more than 0 and at most 86400 s"),
+        ({"shards": 2**21}, "--shards must be a power of two up to 1048576, got 2097152"),
+        ({"shards": 48}, "--shards must be a power of two up to 1048576, got 48"),
+        ({"shards": 0}, "--shards must be a power of two up to 1048576, got 0"),
+        ({"shards": 3}, "--shards must be a power of two up to 1048576, got 3"),
+        ({"start_method": "thread"}, "unknown start method 'thread'"),
+        ({"include": ("(",)}, "bad regex '('"),
+        ({"exclude": ("ok", "[z-a]")}, "bad regex '[z-a]'"),
+        ({"allow_domains": ("ok.org", "bad host!")}, "--allow-domain 'bad host!' is not a host name"),
+        ({"allow_domains": ("x.org:8080",)}, "--allow-domain 'x.org:8080' is not a host name"),
+    ],
+)
 def test_each_bad_field_raises_config_error(overrides, message):
     with pytest.raises(ConfigError) as info:
         config(**overrides).validated()
@@ -77,13 +80,23 @@ def test_each_bad_field_raises_config_error(overrides, message):
     assert isinstance(info.value, ValueError)
 
 
-@pytest.mark.parametrize("overrides", [
-    {"max_depth": 0}, {"shards": 1}, {"shards": 2}, {"shards": 1024},
-    {"start_method": "fork"}, {"start_method": "spawn"}, {"start_method": "forkserver"},
-    {"include": (r"/docs/",), "exclude": (r"\.pdf$",)}, {"queue_size": 1}, {"max_pages": 1},
-    {"max_path_repeats": 1, "max_path_segments": 1},
-    {"max_path_repeats": None, "max_path_segments": None},  # None: unlimited
-])
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"max_depth": 0},
+        {"shards": 1},
+        {"shards": 2},
+        {"shards": 1024},
+        {"start_method": "fork"},
+        {"start_method": "spawn"},
+        {"start_method": "forkserver"},
+        {"include": (r"/docs/",), "exclude": (r"\.pdf$",)},
+        {"queue_size": 1},
+        {"max_pages": 1},
+        {"max_path_repeats": 1, "max_path_segments": 1},
+        {"max_path_repeats": None, "max_path_segments": None},  # None: unlimited
+    ],
+)
 def test_boundary_values_are_accepted(overrides):
     cfg = config(**overrides)
     assert cfg.validated() is cfg

@@ -37,7 +37,8 @@ y = 2</pre>
 
 CHROME_MAIN_MD = (
     "# Install\n\nRead the [setup notes](http://h/docs/setup.html) first.\n\n  * one\n  * two\n\n"
-    "| key | value |\n| --- | --- |\n| a | 1 |\n```\nx = 1\ny = 2\n```\n\nA footnote of the text.")
+    "| key | value |\n| --- | --- |\n| a | 1 |\n```\nx = 1\ny = 2\n```\n\nA footnote of the text."
+)
 
 # No landmark at all: the extractor (trafilatura) picks the article out of div soup.
 SOUP = """<html><head><title>Post</title></head><body>
@@ -59,7 +60,9 @@ def test_keep_boilerplate_converts_the_whole_page():
     assert page_markdown(CHROME, BASE, keep_boilerplate=True) == (
         "[Home](http://h/) [About us](http://h/about)\n\n"
         "  * [Section A](http://h/a)\n  * [Section B](http://h/b)\n\n"
-        "We use cookies. Accept\n\n" + CHROME_MAIN_MD + " Related posts Copyright 2024", "page")
+        "We use cookies. Accept\n\n" + CHROME_MAIN_MD + " Related posts Copyright 2024",
+        "page",
+    )
 
 
 def test_without_landmarks_the_extractor_selects_the_article():
@@ -70,31 +73,40 @@ def test_without_landmarks_the_extractor_selects_the_article():
         "They also honour the robots.txt file, which tells them which paths the site owner does not "
         "want crawled, and the Crawl-delay some sites ask for.\n\n"
         "Finally they back off when the server answers 429 or 503, waiting as long as its "
-        "Retry-After header says before the next attempt.", "main")
+        "Retry-After header says before the next attempt.",
+        "main",
+    )
 
 
 def test_extracted_inline_code_stays_inline_and_blocks_stay_blocks():
-    html = ("<html><body><div class='menu'><a href='/'>Home</a></div><div>"
-            "<p>Call <code>crawl()</code> with a <a href='config.html'><code>CrawlConfig</code></a> "
-            "and read the records it writes to the output folder, one per page.</p>"
-            "<pre>crawl(config)\nprint(done)</pre>"
-            "<p>The records are JSON lines, one file per fetcher process, appended to and never "
-            "rewritten by a resumed crawl.</p></div></body></html>")
+    html = (
+        "<html><body><div class='menu'><a href='/'>Home</a></div><div>"
+        "<p>Call <code>crawl()</code> with a <a href='config.html'><code>CrawlConfig</code></a> "
+        "and read the records it writes to the output folder, one per page.</p>"
+        "<pre>crawl(config)\nprint(done)</pre>"
+        "<p>The records are JSON lines, one file per fetcher process, appended to and never "
+        "rewritten by a resumed crawl.</p></div></body></html>"
+    )
     assert page_markdown(html, BASE) == (
         "Call `crawl()` with a [`CrawlConfig`](http://h/docs/config.html) and read the records it "
         "writes to the output folder, one per page.\n```\ncrawl(config)\nprint(done)\n```\n\n"
         "The records are JSON lines, one file per fetcher process, appended to and never rewritten "
-        "by a resumed crawl.", "main")
+        "by a resumed crawl.",
+        "main",
+    )
 
 
 def test_an_extracted_pre_code_block_is_one_fenced_block():
     # trafilatura nests <code> in <code> for <pre><code>: its rendering once gave a third fence
-    html = ("<html><body><div class='content'><p>Intro paragraph with enough words to count as "
-            "a body of text here.</p><pre><code>x = 1\ny = 2</code></pre><p>after</p></div>"
-            "</body></html>")
+    html = (
+        "<html><body><div class='content'><p>Intro paragraph with enough words to count as "
+        "a body of text here.</p><pre><code>x = 1\ny = 2</code></pre><p>after</p></div>"
+        "</body></html>"
+    )
     assert page_markdown(html, BASE) == (
-        "Intro paragraph with enough words to count as a body of text here.\n```\nx = 1\ny = 2\n```"
-        "\n\nafter", "main")
+        "Intro paragraph with enough words to count as a body of text here.\n```\nx = 1\ny = 2\n```\n\nafter",
+        "main",
+    )
 
 
 def test_a_short_page_the_extractor_would_flatten_keeps_its_blocks():
@@ -104,13 +116,25 @@ def test_a_short_page_the_extractor_would_flatten_keeps_its_blocks():
     assert page_markdown(html, BASE) == ("# Same\n\nSame words.", "main")
 
 
-@pytest.mark.parametrize("token, removed", [
-    ("cookie-banner", True), ("cookieConsent", True), ("CybotCookiebotDialog", True),
-    ("gdpr-notice", True), ("cookie_notice", True), ("cookie-law-info-bar", True),
-    ("cookie-list", False), ("cookies", False), ("fortune-cookie", False)])
+@pytest.mark.parametrize(
+    "token, removed",
+    [
+        ("cookie-banner", True),
+        ("cookieConsent", True),
+        ("CybotCookiebotDialog", True),
+        ("gdpr-notice", True),
+        ("cookie_notice", True),
+        ("cookie-law-info-bar", True),
+        ("cookie-list", False),
+        ("cookies", False),
+        ("fortune-cookie", False),
+    ],
+)
 def test_consent_banners_go_but_a_bare_cookie_class_stays(token, removed):
-    html = (f"<html><body><div class='{token}'>Chocolate chip and oatmeal raisin.</div>"
-            "<main><p>Bake at 180 degrees for twelve minutes.</p></main></body></html>")
+    html = (
+        f"<html><body><div class='{token}'>Chocolate chip and oatmeal raisin.</div>"
+        "<main><p>Bake at 180 degrees for twelve minutes.</p></main></body></html>"
+    )
     expected = "<main><p>Bake at 180 degrees for twelve minutes.</p></main>"
     assert main_content(html) == expected  # the main landmark is the content either way
     stripped = lxml.html.document_fromstring(html)
@@ -125,32 +149,39 @@ P2 = "Do step one, then step two, and check the output of each before going on t
 def test_without_a_landmark_the_region_keeps_notes_code_tables_and_headings():
     # found by a tester: trafilatura's own rendering lost the aside, the table and the
     # code block's lines; the page's HTML of the region it selects keeps them
-    html = (f"<html><body><div class='menu'><a href='/'>Home</a> | <a href='/b'>Blog</a></div><div>"
-            f"<h1>Setup notes</h1><p>{P1}</p><aside class='note'><p>Warning: never run this in "
-            f"production without a backup; data loss follows.</p></aside><h2>Steps</h2><p>{P2}</p>"
-            "<pre>pip install thing\nthing --init</pre><table><tr><th>option</th><th>value</th></tr>"
-            "<tr><td>opt</td><td>val</td></tr></table></div></body></html>")
+    html = (
+        f"<html><body><div class='menu'><a href='/'>Home</a> | <a href='/b'>Blog</a></div><div>"
+        f"<h1>Setup notes</h1><p>{P1}</p><aside class='note'><p>Warning: never run this in "
+        f"production without a backup; data loss follows.</p></aside><h2>Steps</h2><p>{P2}</p>"
+        "<pre>pip install thing\nthing --init</pre><table><tr><th>option</th><th>value</th></tr>"
+        "<tr><td>opt</td><td>val</td></tr></table></div></body></html>"
+    )
     assert page_markdown(html, BASE) == (
         f"# Setup notes\n\n{P1}\n\nWarning: never run this in production without a backup; data "
         f"loss follows.\n\n## Steps\n\n{P2}\n```\npip install thing\nthing --init\n```\n\n"
-        "| option | value |\n| --- | --- |\n| opt | val |", "main")
+        "| option | value |\n| --- | --- |\n| opt | val |",
+        "main",
+    )
 
 
 def test_a_header_inside_the_text_stays_a_page_level_footer_goes():
-    html = (f"<html><body><div class='content'><header><h1>Release 2.0 is out</h1><p>Posted by Ann "
-            f"on 2024-01-01</p></header><p>{P1}</p><p>{P2}</p></div><footer>Copyright 2024 Example"
-            "</footer></body></html>")
-    assert page_markdown(html, BASE) == (
-        f"# Release 2.0 is out\n\nPosted by Ann on 2024-01-01\n\n{P1}\n\n{P2}", "main")
+    html = (
+        f"<html><body><div class='content'><header><h1>Release 2.0 is out</h1><p>Posted by Ann "
+        f"on 2024-01-01</p></header><p>{P1}</p><p>{P2}</p></div><footer>Copyright 2024 Example"
+        "</footer></body></html>"
+    )
+    assert page_markdown(html, BASE) == (f"# Release 2.0 is out\n\nPosted by Ann on 2024-01-01\n\n{P1}\n\n{P2}", "main")
 
 
 def test_the_region_keeps_the_title_before_it_and_drops_unselected_link_blocks():
     # a blog theme: the title outside the entry's div, tags and widgets of links
-    html = (f"<html><body><div id='page'><div class='site-header'><a href='/'>Example blog</a></div>"
-            f"<div class='wrap'><h1 class='entry-title'>A post title</h1><div class='entry-content'>"
-            f"<p>{P1}</p><p>{P2}</p><div class='tags'><a href='/t/a'>alpha</a> <a href='/t/b'>beta</a>"
-            " <a href='/t/c'>gamma</a></div></div></div><div class='widgets'><h3>Archive</h3>"
-            "<a href='/2023'>2023</a> <a href='/2022'>2022</a></div></div></body></html>")
+    html = (
+        f"<html><body><div id='page'><div class='site-header'><a href='/'>Example blog</a></div>"
+        f"<div class='wrap'><h1 class='entry-title'>A post title</h1><div class='entry-content'>"
+        f"<p>{P1}</p><p>{P2}</p><div class='tags'><a href='/t/a'>alpha</a> <a href='/t/b'>beta</a>"
+        " <a href='/t/c'>gamma</a></div></div></div><div class='widgets'><h3>Archive</h3>"
+        "<a href='/2023'>2023</a> <a href='/2022'>2022</a></div></div></body></html>"
+    )
     assert page_markdown(html, BASE) == (f"# A post title\n\n{P1}\n\n{P2}", "main")
 
 
@@ -158,16 +189,21 @@ def test_a_page_over_the_extraction_cap_keeps_what_the_pre_pass_kept(monkeypatch
     # a reviewer measured 27 s of selection on a 6.4 MB page: past the cap, no extractor
     def extractor_must_not_run(root):
         raise AssertionError("the extractor ran")
+
     monkeypatch.setattr(content, "_extract_text", extractor_must_not_run)
     monkeypatch.setattr(content, "MAX_EXTRACT_CHARS", 100)
-    html = (f"<html><body><nav><a href='/'>Home</a></nav><div class='menu'>Menu text</div>"
-            f"<div><p>{P1}</p></div></body></html>")
+    html = (
+        f"<html><body><nav><a href='/'>Home</a></nav><div class='menu'>Menu text</div>"
+        f"<div><p>{P1}</p></div></body></html>"
+    )
     assert main_content(html) == f"<body><div class=\"menu\">Menu text</div><div><p>{P1}</p></div></body>"
 
 
 def test_a_link_dense_page_keeps_every_link_the_pre_pass_kept():
-    html = ("<html><body><nav><a href='/'>Home</a></nav><ul><li><a href='a'>Alpha</a></li>"
-            "<li><a href='b'>Beta</a> page</li></ul></body></html>")
+    html = (
+        "<html><body><nav><a href='/'>Home</a></nav><ul><li><a href='a'>Alpha</a></li>"
+        "<li><a href='b'>Beta</a> page</li></ul></body></html>"
+    )
     assert page_markdown(html, "http://h/") == ("  * [Alpha](http://h/a)\n  * [Beta](http://h/b) page", "main")
 
 
@@ -191,9 +227,11 @@ def test_empty_documents_give_none(html):
 
 
 def test_header_inside_an_article_and_two_mains_are_kept():
-    html = ("<html><body><header>Site banner</header><article><header><h1>Title</h1></header>"
-            "<p>Body text of the article, long enough to be the article.</p></article>"
-            "<footer>Site footer</footer></body></html>")
+    html = (
+        "<html><body><header>Site banner</header><article><header><h1>Title</h1></header>"
+        "<p>Body text of the article, long enough to be the article.</p></article>"
+        "<footer>Site footer</footer></body></html>"
+    )
     assert page_markdown(html, "http://h/")[0] == "# Title\n\nBody text of the article, long enough to be the article."
 
 
@@ -238,8 +276,11 @@ def _chrome_and_body(root: str):
         tree = lxml.html.document_fromstring(text)
         tree.xpath("//*[@role='main']")[0].drop_tree()
         chrome = page_markdown(lxml.html.tostring(tree, encoding="unicode"), url, keep_boilerplate=True)[0]
-        missing = (collections.Counter(WORD.findall(whole[url])) - collections.Counter(WORD.findall(main[url][0]))
-                   - collections.Counter(WORD.findall(chrome)))
+        missing = (
+            collections.Counter(WORD.findall(whole[url]))
+            - collections.Counter(WORD.findall(main[url][0]))
+            - collections.Counter(WORD.findall(chrome))
+        )
         if missing:
             lost[url] = missing
     kinds = collections.Counter(kind for _, kind in main.values())
@@ -252,8 +293,10 @@ def _chrome_and_body(root: str):
 # python3.11-doc: 530 pages, 20 such lines, none left; two pages have words of the
 # whole-page Markdown missing from the main Markdown that are not chrome words (link-URL
 # and underscore tokens; not investigated further).
-FIGURES = {FLASK: (77, 9, set()),
-           PYTHON: (530, 20, {"http://127.0.0.1/faq/library.html", "http://127.0.0.1/howto/sorting.html"})}
+FIGURES = {
+    FLASK: (77, 9, set()),
+    PYTHON: (530, 20, {"http://127.0.0.1/faq/library.html", "http://127.0.0.1/howto/sorting.html"}),
+}
 
 
 @pytest.mark.parametrize("root", [FLASK, PYTHON])
@@ -269,11 +312,14 @@ def test_real_docs_navigation_gone_body_intact(root):
 
 def test_crawl_writes_main_content_markdown_and_follows_navigation_links(tmp_path):
     with SiteServer() as server:
-        server.routes.update({
-            "/": Route(CHROME.replace('href="/a"', 'href="/a.html"')),
-            "/a.html": Route("<html><body><nav><a href='/'>Home</a></nav>"
-                             "<main><p>Page A.</p></main></body></html>"),
-        })
+        server.routes.update(
+            {
+                "/": Route(CHROME.replace('href="/a"', 'href="/a.html"')),
+                "/a.html": Route(
+                    "<html><body><nav><a href='/'>Home</a></nav><main><p>Page A.</p></main></body></html>"
+                ),
+            }
+        )
         summary, records = run_crawl(tmp_path, server.url("/"), obey_robots=False)
         home, a = records[server.url("/")], records[server.url("/a.html")]
         assert home["markdown"] == CHROME_MAIN_MD.replace("http://h/docs/", server.url("/"))

@@ -17,40 +17,59 @@ def crawl_children() -> list[psutil.Process]:
     """Child processes still alive, less multiprocessing's own per-interpreter helpers
     (the forkserver and the resource tracker live until the interpreter exits)."""
     helpers = ("resource_tracker", "forkserver")
-    return [p for p in psutil.Process().children(recursive=True)
-            if not any(h in " ".join(p.cmdline()) for h in helpers)]
+    return [
+        p for p in psutil.Process().children(recursive=True) if not any(h in " ".join(p.cmdline()) for h in helpers)
+    ]
 
 
 def known_site(server: SiteServer) -> None:
     """A site whose every link spelling, redirect and failure is known in advance."""
     port = server.port
-    server.routes.update({
-        "/": page("Home",
-                  "a.html", "a.html#section", f"http://127.0.0.1:{port}/./c/../a.html",
-                  f"HTTP://127.0.0.1:{port}/a.html",
-                  "b.html?y=2&x=1", "b.html?x=1&y=2", "q?a=1&b=2",
-                  "/dead.html", "/old", "/old2", "/docs", "/loop1", "/file.pdf", "/sub/",
-                  "http://external.invalid/x", "http://127.0.0.1:80/x",
-                  "mailto:someone@example.org", "javascript:void(0)"),
-        "/a.html": Route("<html><head><title>Page A</title></head><body><h1>A</h1>"
-                         "<p>Back <a href=\"/\">home</a> or to <a href=\"b.html?x=1&amp;y=2\">B</a>.</p>"
-                         "<script>var secret = 1;</script><style>p {color: red}</style>"
-                         "</body></html>"),
-        "/b.html?x=1&y=2": page("B", "/sub/page.html", "/"),
-        "/b.html?y=2&x=1": page("B", "/sub/page.html", "/"),
-        "/q?a=1&b=2": redirect("/q?b=2&a=1", 301),  # the server's own parameter order
-        "/q?b=2&a=1": page("Q"),
-        "/old": redirect("/a.html", 301),
-        "/old2": redirect(f"http://127.0.0.1:{port}/a.html", 302),
-        "/docs": redirect("/docs/", 301),
-        "/docs/": page("Docs", "/docs", "../a.html"),
-        "/loop1": redirect("/loop2", 302),
-        "/loop2": redirect("/loop1", 302),
-        "/file.pdf": Route(b"%PDF-1.4 fake", content_type="application/pdf"),
-        "/sub/": page("Sub", "leaf.html", head='<base href="/sub/deeper/">'),
-        "/sub/deeper/leaf.html": page("Leaf", "../../a.html", "../../sub/"),
-        "/sub/page.html": page("Sub page", "./", "page.html"),
-    })
+    server.routes.update(
+        {
+            "/": page(
+                "Home",
+                "a.html",
+                "a.html#section",
+                f"http://127.0.0.1:{port}/./c/../a.html",
+                f"HTTP://127.0.0.1:{port}/a.html",
+                "b.html?y=2&x=1",
+                "b.html?x=1&y=2",
+                "q?a=1&b=2",
+                "/dead.html",
+                "/old",
+                "/old2",
+                "/docs",
+                "/loop1",
+                "/file.pdf",
+                "/sub/",
+                "http://external.invalid/x",
+                "http://127.0.0.1:80/x",
+                "mailto:someone@example.org",
+                "javascript:void(0)",
+            ),
+            "/a.html": Route(
+                "<html><head><title>Page A</title></head><body><h1>A</h1>"
+                "<p>Back <a href=\"/\">home</a> or to <a href=\"b.html?x=1&amp;y=2\">B</a>.</p>"
+                "<script>var secret = 1;</script><style>p {color: red}</style>"
+                "</body></html>"
+            ),
+            "/b.html?x=1&y=2": page("B", "/sub/page.html", "/"),
+            "/b.html?y=2&x=1": page("B", "/sub/page.html", "/"),
+            "/q?a=1&b=2": redirect("/q?b=2&a=1", 301),  # the server's own parameter order
+            "/q?b=2&a=1": page("Q"),
+            "/old": redirect("/a.html", 301),
+            "/old2": redirect(f"http://127.0.0.1:{port}/a.html", 302),
+            "/docs": redirect("/docs/", 301),
+            "/docs/": page("Docs", "/docs", "../a.html"),
+            "/loop1": redirect("/loop2", 302),
+            "/loop2": redirect("/loop1", 302),
+            "/file.pdf": Route(b"%PDF-1.4 fake", content_type="application/pdf"),
+            "/sub/": page("Sub", "leaf.html", head='<base href="/sub/deeper/">'),
+            "/sub/deeper/leaf.html": page("Leaf", "../../a.html", "../../sub/"),
+            "/sub/page.html": page("Sub page", "./", "page.html"),
+        }
+    )
 
 
 EXPECTED_OUTCOMES = {
@@ -75,8 +94,12 @@ EXPECTED_OUTCOMES = {
 #: Requests expected at the server: robots.txt once, before any page (RFC 9309; a 404
 #: here: all allowed), one per key, sent as the link was written, plus the one extra GET
 #: for /q's redirect to the server's own spelling of the same URL.
-EXPECTED_HITS = {**{path: 1 for path in EXPECTED_OUTCOMES if path != "/b.html?x=1&y=2"},
-                 "/b.html?y=2&x=1": 1, "/q?b=2&a=1": 1, "/robots.txt": 1}
+EXPECTED_HITS = {
+    **{path: 1 for path in EXPECTED_OUTCOMES if path != "/b.html?x=1&y=2"},
+    "/b.html?y=2&x=1": 1,
+    "/q?b=2&a=1": 1,
+    "/robots.txt": 1,
+}
 
 
 def outcome_of(record: dict) -> str:
@@ -95,7 +118,8 @@ def test_known_graph_exact_pages_and_one_get_each(tmp_path, start_method):
         hits = dict(server.hits)
     base = server.url("")
     assert {url: (outcome_of(r), r["status"], r["error"]) for url, r in records.items()} == {
-        base + path: outcome for path, outcome in EXPECTED_OUTCOMES.items()}
+        base + path: outcome for path, outcome in EXPECTED_OUTCOMES.items()
+    }
     assert hits == EXPECTED_HITS
     assert summary["claimed"] == 15 and summary["reconciled"] is True
     assert (summary["visited"], summary["failed"], summary["skipped"]) == (13, 2, 0)
@@ -141,8 +165,9 @@ def test_known_graph_exact_pages_and_one_get_each(tmp_path, start_method):
 def test_every_page_links_to_every_other_page_eight_fetchers(tmp_path):
     count = 60
     with SiteServer() as server:
-        server.routes.update({f"/p{i}.html": page(f"P{i}", *(f"/p{j}.html" for j in range(count)))
-                              for i in range(count)})
+        server.routes.update(
+            {f"/p{i}.html": page(f"P{i}", *(f"/p{j}.html" for j in range(count))) for i in range(count)}
+        )
         summary, records = run_crawl(tmp_path, server.url("/p0.html"), workers=8, threads=2)
         hits = dict(server.hits)
     assert hits == {"/robots.txt": 1, **{f"/p{i}.html": 1 for i in range(count)}}
@@ -150,7 +175,10 @@ def test_every_page_links_to_every_other_page_eight_fetchers(tmp_path):
     assert summary["pages"] == count and summary["claimed"] == count and summary["reconciled"]
     roles = summary["processes"]
     assert {role: row["processes"] for role, row in roles.items() if role != "other"} == {
-        "dispatcher": 1, "manager": 1, "fetcher": 8}  # other: resource tracker, forkserver
+        "dispatcher": 1,
+        "manager": 1,
+        "fetcher": 8,
+    }  # other: resource tracker, forkserver
     assert all(row["peak_rss_bytes"] > 2**20 for row in roles.values()), roles
     assert roles["fetcher"]["cpu_s"] > 0  # CPU times tick at 10 ms: the manager may read 0
     assert abs(sum(row["cpu_s"] for row in roles.values()) - summary["cpu_s"]) < 0.05
@@ -191,13 +219,15 @@ def test_a_page_that_breaks_nothing_else(tmp_path):
     """Malformed HTML, an empty 200, binary bytes as text/html: recorded (the binary
     one without Markdown), the crawl goes on."""
     with SiteServer() as server:
-        server.routes.update({
-            "/": page("Home", "/broken", "/empty", "/binary", "/ok"),
-            "/broken": Route("<html><body><p>unclosed <b>bold <a href='/ok'>ok<table><tr><td>x"),
-            "/empty": Route(""),
-            "/binary": Route(bytes(range(256)) * 4),
-            "/ok": page("OK"),
-        })
+        server.routes.update(
+            {
+                "/": page("Home", "/broken", "/empty", "/binary", "/ok"),
+                "/broken": Route("<html><body><p>unclosed <b>bold <a href='/ok'>ok<table><tr><td>x"),
+                "/empty": Route(""),
+                "/binary": Route(bytes(range(256)) * 4),
+                "/ok": page("OK"),
+            }
+        )
         summary, records = run_crawl(tmp_path, server.url("/"))
         hits = dict(server.hits)
     assert hits == {"/": 1, "/broken": 1, "/empty": 1, "/binary": 1, "/ok": 1, "/robots.txt": 1}
@@ -207,8 +237,10 @@ def test_a_page_that_breaks_nothing_else(tmp_path):
     assert records[server.url("/empty")]["markdown"] == ""
 
 
-@pytest.mark.skipif(not os.path.isdir("/usr/share/doc/python-flask-doc/html"),
-                    reason="Debian's python-flask-doc is not installed (.ci/run installs it)")
+@pytest.mark.skipif(
+    not os.path.isdir("/usr/share/doc/python-flask-doc/html"),
+    reason="Debian's python-flask-doc is not installed (.ci/run installs it)",
+)
 def test_flask_doc_real_site(tmp_path):
     from tests.helpers.reachable import reachable_html_pages
 
@@ -226,24 +258,28 @@ def test_flask_doc_real_site(tmp_path):
 
 def server_path(url: str, server: SiteServer) -> str:
     import urllib.parse
+
     return urllib.parse.unquote(urllib.parse.urlsplit(url).path).lstrip("/")
 
 
 def test_C17_redirect_to_another_host_is_not_followed(tmp_path):
     """Conformance C17: scope applies to redirect targets, not only to links."""
     with SiteServer() as server:
-        server.routes.update({
-            "/": page("Home", "/ads/click?id=9"),
-            "/ads/click?id=9": redirect("http://www.example.org/landing", 302),
-        })
+        server.routes.update(
+            {
+                "/": page("Home", "/ads/click?id=9"),
+                "/ads/click?id=9": redirect("http://www.example.org/landing", 302),
+            }
+        )
         summary, records = run_crawl(tmp_path, server.url("/"))
         hits = dict(server.hits)
     assert hits == {"/": 1, "/ads/click?id=9": 1, "/robots.txt": 1}
     click = records[server.url("/ads/click?id=9")]
     assert click["final_url"] == "http://www.example.org/landing" and click["error"] is None
     assert "http://www.example.org/landing" not in records
-    assert (server.url("/ads/click?id=9"), "http://www.example.org/landing", "redirect", "0") \
-        in read_edges(str(tmp_path / "out"))
+    assert (server.url("/ads/click?id=9"), "http://www.example.org/landing", "redirect", "0") in read_edges(
+        str(tmp_path / "out")
+    )
     assert (summary["claimed"], summary["redirects"], summary["reconciled"]) == (2, 1, True)
 
 
@@ -251,8 +287,9 @@ def test_a_redirect_loop_between_separately_found_urls_is_reported(tmp_path):
     """/ra -> /rb and /rb -> /ra, both linked from the seed: whichever fetcher sees each
     hop finds the target already claimed; the summary names the cycle."""
     with SiteServer() as server:
-        server.routes.update({"/": page("Home", "/ra", "/rb"),
-                              "/ra": redirect("/rb", 302), "/rb": redirect("/ra", 302)})
+        server.routes.update(
+            {"/": page("Home", "/ra", "/rb"), "/ra": redirect("/rb", 302), "/rb": redirect("/ra", 302)}
+        )
         summary, records = run_crawl(tmp_path, server.url("/"), workers=2, threads=1)
         hits = dict(server.hits)
     assert hits == {"/": 1, "/ra": 1, "/rb": 1, "/robots.txt": 1}
@@ -262,11 +299,14 @@ def test_a_redirect_loop_between_separately_found_urls_is_reported(tmp_path):
 
 def test_an_empty_query_is_another_url_and_a_seed_keeps_its_query_order(tmp_path):
     with SiteServer() as server:
-        server.routes.update({
-            "/s?b=1&a=2": page("Seed", "/p", "/p?", "/self"),
-            "/p": page("P"), "/p?": page("P with empty query"),
-            "/self": redirect("/self#again", 301),
-        })
+        server.routes.update(
+            {
+                "/s?b=1&a=2": page("Seed", "/p", "/p?", "/self"),
+                "/p": page("P"),
+                "/p?": page("P with empty query"),
+                "/self": redirect("/self#again", 301),
+            }
+        )
         summary, records = run_crawl(tmp_path, server.url("/s?b=1&a=2"))
         hits = dict(server.hits)
     assert hits == {"/s?b=1&a=2": 1, "/p": 1, "/p?": 1, "/self": 1, "/robots.txt": 1}

@@ -169,47 +169,56 @@ def test_is_html_false(content_type):
 from crawler.web.decode import is_html_response, looks_binary, sniffs_as_html  # noqa: E402
 
 
-@pytest.mark.parametrize("body, expected", [
-    (b"<!DOCTYPE html><title>x</title>", True),
-    (b"\n\t <html lang=en>", True),
-    (b"\xef\xbb\xbf<!doctype HTML>", True),
-    (b"<p>para", True),
-    (b"<!-- comment -->", True),
-    (b"<B>bold</B>", True),
-    (b"<a href=x>", True),
-    (b"<aside>", False),          # '<a' not followed by a space or '>'
-    (b"<?xml version='1.0'?>", False),
-    (b"%PDF-1.7", False),
-    (b"plain words", False),
-    (b"", False),
-])
+@pytest.mark.parametrize(
+    "body, expected",
+    [
+        (b"<!DOCTYPE html><title>x</title>", True),
+        (b"\n\t <html lang=en>", True),
+        (b"\xef\xbb\xbf<!doctype HTML>", True),
+        (b"<p>para", True),
+        (b"<!-- comment -->", True),
+        (b"<B>bold</B>", True),
+        (b"<a href=x>", True),
+        (b"<aside>", False),  # '<a' not followed by a space or '>'
+        (b"<?xml version='1.0'?>", False),
+        (b"%PDF-1.7", False),
+        (b"plain words", False),
+        (b"", False),
+    ],
+)
 def test_sniffs_as_html(body, expected):
     assert sniffs_as_html(body) is expected
 
 
-@pytest.mark.parametrize("body, content_type, expected", [
-    (bytes(range(256)), "text/html", True),
-    (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "text/html", True),
-    (b"<html>\x1b[0m</html>", "text/html", False),  # ESC is not a binary data byte
-    (b"<html>\tok\r\n\x0c</html>", "text/html", False),
-    ("<html>é</html>".encode("utf-16"), "text/html", False),  # BOM: NULs are text
-    ("<html>é</html>".encode("utf-16-le"), "text/html; charset=UTF-16LE", False),
-    (b"x" * 1445 + b"\x00", "text/html", False),  # past the resource header
-])
+@pytest.mark.parametrize(
+    "body, content_type, expected",
+    [
+        (bytes(range(256)), "text/html", True),
+        (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR", "text/html", True),
+        (b"<html>\x1b[0m</html>", "text/html", False),  # ESC is not a binary data byte
+        (b"<html>\tok\r\n\x0c</html>", "text/html", False),
+        ("<html>é</html>".encode("utf-16"), "text/html", False),  # BOM: NULs are text
+        ("<html>é</html>".encode("utf-16-le"), "text/html; charset=UTF-16LE", False),
+        (b"x" * 1445 + b"\x00", "text/html", False),  # past the resource header
+    ],
+)
 def test_looks_binary(body, content_type, expected):
     assert looks_binary(body, content_type) is expected
 
 
-@pytest.mark.parametrize("content_type, body, expected", [
-    (None, b"<!doctype html><p>x", True),
-    ("", b"<html>", True),
-    (None, b"just text", False),
-    (None, b"", False),
-    ("text/html", b"", True),            # an empty page is still a page
-    ("text/html; charset=utf-8", b"<p>x", True),
-    ("text/html", bytes(range(256)) * 4, False),  # binary served as text/html
-    ("application/pdf", b"<html>", False),
-    ("text/plain", b"<html>", False),    # a declared type is not second-guessed
-])
+@pytest.mark.parametrize(
+    "content_type, body, expected",
+    [
+        (None, b"<!doctype html><p>x", True),
+        ("", b"<html>", True),
+        (None, b"just text", False),
+        (None, b"", False),
+        ("text/html", b"", True),  # an empty page is still a page
+        ("text/html; charset=utf-8", b"<p>x", True),
+        ("text/html", bytes(range(256)) * 4, False),  # binary served as text/html
+        ("application/pdf", b"<html>", False),
+        ("text/plain", b"<html>", False),  # a declared type is not second-guessed
+    ],
+)
 def test_is_html_response(content_type, body, expected):
     assert is_html_response(content_type, body) is expected

@@ -186,9 +186,7 @@ def test_c09a_absolute_base():
 
 def test_c09b_relative_base_path():
     html = '<head><base href="/forum/"></head><a href="index.php/fa/9/0/">x</a>'
-    assert links("https://example.com/forum/index.php/msg/77/", html) == [
-        "https://example.com/forum/index.php/fa/9/0/"
-    ]
+    assert links("https://example.com/forum/index.php/msg/77/", html) == ["https://example.com/forum/index.php/fa/9/0/"]
 
 
 def test_c09c_relative_base_file():
@@ -199,10 +197,7 @@ def test_c09c_relative_base_file():
 
 
 def test_c09d_first_base_with_href_wins():
-    html = (
-        '<head><base target="_blank"><base href="/first/"><base href="/second/"></head>'
-        '<a href="x">x</a>'
-    )
+    html = '<head><base target="_blank"><base href="/first/"><base href="/second/"></head><a href="x">x</a>'
     page_url = "https://example.com/p/q"
     assert effective_base(page_url, extract(html)) == "https://example.com/first/"
     assert links(page_url, html) == ["https://example.com/first/x"]
@@ -227,7 +222,11 @@ def test_no_base_uses_page_url():
     "page_url, hrefs, expected",
     [
         ("http://example.com/gov/spaq/t193.shtml", ["./P0201.xlsx"], ["http://example.com/gov/spaq/P0201.xlsx"]),
-        ("https://example.com/English/index.html", ["blog/index.html"], ["https://example.com/English/blog/index.html"]),
+        (
+            "https://example.com/English/index.html",
+            ["blog/index.html"],
+            ["https://example.com/English/blog/index.html"],
+        ),
         (
             "https://example.com/curriculum.php",
             ["pdf/Course Information.pdf"],
@@ -302,7 +301,13 @@ def test_c12_question_mark_is_a_different_url():
 
 @pytest.mark.parametrize(
     "href",
-    ["tel:+15550100", "mailto:info@example.com", "javascript:void(0)", "data:text/html,hi", "ftp://files.example.com/x"],
+    [
+        "tel:+15550100",
+        "mailto:info@example.com",
+        "javascript:void(0)",
+        "data:text/html,hi",
+        "ftp://files.example.com/x",
+    ],
 )
 def test_c12_non_http_schemes_dropped(href):
     assert links("https://example.com/contact/?lang=en", f'<a href="{href}">x</a>') == []
@@ -325,28 +330,33 @@ def test_resolve_links_empty_page():
 from crawler.content.links import refresh_url  # noqa: E402
 
 
-@pytest.mark.parametrize("content, expected", [
-    ("0; url=/next", "/next"),
-    ("0;URL='/q'x", "/q"),
-    ('0;url = "/x" trailing', "/x"),
-    ("3, http://a/b", "http://a/b"),
-    ("0 /plain", "/plain"),
-    (" .5; url=/d", "/d"),
-    ("0; urlfoo", "urlfoo"),   # "url" without "=" is the URL itself
-    ("0; u", "u"),
-    ("5", None),               # a reload of the same page
-    ("0;url=", None),
-    ("x; url=/no", None),      # no time: not a refresh
-    ("", None),
-])
+@pytest.mark.parametrize(
+    "content, expected",
+    [
+        ("0; url=/next", "/next"),
+        ("0;URL='/q'x", "/q"),
+        ('0;url = "/x" trailing', "/x"),
+        ("3, http://a/b", "http://a/b"),
+        ("0 /plain", "/plain"),
+        (" .5; url=/d", "/d"),
+        ("0; urlfoo", "urlfoo"),  # "url" without "=" is the URL itself
+        ("0; u", "u"),
+        ("5", None),  # a reload of the same page
+        ("0;url=", None),
+        ("x; url=/no", None),  # no time: not a refresh
+        ("", None),
+    ],
+)
 def test_refresh_url_html_standard_steps(content, expected):
     assert refresh_url(content) == expected
 
 
 def test_meta_refresh_is_a_link_and_canonical_is_kept_apart():
-    links = extract('<html><head><meta http-equiv="Refresh" content="2; URL=/a">'
-                    '<meta http-equiv="refresh" content="0; url=/b">'
-                    '<link rel="stylesheet" href="/s.css"><link rel="alternate CANONICAL" href="/c">'
-                    '<link rel="canonical" href="/d"></head><body><a href="/x">x</a></body></html>')
+    links = extract(
+        '<html><head><meta http-equiv="Refresh" content="2; URL=/a">'
+        '<meta http-equiv="refresh" content="0; url=/b">'
+        '<link rel="stylesheet" href="/s.css"><link rel="alternate CANONICAL" href="/c">'
+        '<link rel="canonical" href="/d"></head><body><a href="/x">x</a></body></html>'
+    )
     assert links.hrefs == ("/a", "/x") and links.canonical == "/c"
     assert extract("<p>none</p>").canonical is None

@@ -30,9 +30,14 @@ class SlowSite(SiteServer):
     ten; ``hit_event`` is set once ``hits_wanted`` requests arrived."""
 
     def __init__(self, count: int, delay_s: float, hits_wanted: int) -> None:
-        super().__init__({f"/{i}": Route(f"<title>{i}</title>" + "".join(
-            f'<a href="/{j}">{j}</a>' for j in range(i + 1, min(i + 11, count))))
-            for i in range(count)})
+        super().__init__(
+            {
+                f"/{i}": Route(
+                    f"<title>{i}</title>" + "".join(f'<a href="/{j}">{j}</a>' for j in range(i + 1, min(i + 11, count)))
+                )
+                for i in range(count)
+            }
+        )
         self.delay_s = delay_s
         self.hits_wanted = hits_wanted
         self.hit_event = threading.Event()
@@ -46,9 +51,12 @@ class SlowSite(SiteServer):
 
 def start_crawl(site: SiteServer, out, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "crawler", site.url("/0"), "--out", str(out), "--workers", "2",
-         "--threads", "2", *args], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True)
+        [sys.executable, "-m", "crawler", site.url("/0"), "--out", str(out), "--workers", "2", "--threads", "2", *args],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def children_by_age(proc: subprocess.Popen) -> list[psutil.Process]:
@@ -146,7 +154,8 @@ def test_ctrl_c_twice_aborts_promptly(tmp_path):
         code, _, err = finish(proc)
     assert code == 2 and "Traceback" not in err
     assert err.strip().splitlines() == [
-        f"crawler: aborted by a second signal; outputs in {out}; run the same command again to resume"]
+        f"crawler: aborted by a second signal; outputs in {out}; run the same command again to resume"
+    ]
     assert time.monotonic() - started < 8
     summary = read_summary(out)  # a cold stop still writes the outputs
     assert summary["stopped"] == "aborted by a second signal"
@@ -161,11 +170,27 @@ def test_a_group_signal_while_children_start(tmp_path, start_method, signum):
     """A terminal Ctrl-C reaches every process of the group; children starting up must
     not die of it (they inherit SIGINT ignored), so the result is a warm stop."""
     out = tmp_path / "out"
-    with SlowSite(50, 0.05, hits_wanted=10 ** 6) as site:
+    with SlowSite(50, 0.05, hits_wanted=10**6) as site:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "crawler", site.url("/0"), "--out", str(out), "--workers", "2",
-             "--quiet", "--start-method", start_method], cwd=ROOT, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "crawler",
+                site.url("/0"),
+                "--out",
+                str(out),
+                "--workers",
+                "2",
+                "--quiet",
+                "--start-method",
+                start_method,
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         deadline = time.monotonic() + DEADLINE_S
         while len(psutil.Process(proc.pid).children()) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)  # polling for the children to appear, bounded
@@ -182,9 +207,25 @@ def test_sigterm_to_the_whole_process_group_is_a_warm_stop(tmp_path):
     out = tmp_path / "out"
     with SlowSite(200, 0.1, hits_wanted=8) as site:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "crawler", site.url("/0"), "--out", str(out), "--workers", "2",
-             "--threads", "2", "--quiet"], cwd=ROOT, stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE, text=True, start_new_session=True)
+            [
+                sys.executable,
+                "-m",
+                "crawler",
+                site.url("/0"),
+                "--out",
+                str(out),
+                "--workers",
+                "2",
+                "--threads",
+                "2",
+                "--quiet",
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         assert site.hit_event.wait(DEADLINE_S)
         os.killpg(proc.pid, signal.SIGTERM)
         code, _, err = finish(proc)
@@ -208,8 +249,11 @@ class PoisonSite(SiteServer):
 
 def test_a_url_that_keeps_killing_fetchers_is_failed_with_the_reason(tmp_path):
     out = tmp_path / "out"
-    pages = {"/0": Route('<a href="/poison">p</a><a href="/a">a</a>'), "/a": Route("<p>a</p>"),
-             "/poison": Route("<p>never seen</p>")}
+    pages = {
+        "/0": Route('<a href="/poison">p</a><a href="/a">a</a>'),
+        "/a": Route("<p>a</p>"),
+        "/poison": Route("<p>never seen</p>"),
+    }
     with PoisonSite(pages) as site:
         proc = start_crawl(site, out, "--quiet", "--retries", "0")
         code, _, err = finish(proc)

@@ -28,6 +28,7 @@ def client(**kwargs) -> HttpClient:
 
 # --- plain responses ------------------------------------------------------------------
 
+
 def test_200_body_and_content_type():
     body = "<html><title>t</title><p>héllo</p></html>"
     with SiteServer({"/page?x=1": Route(body)}) as site:
@@ -52,8 +53,10 @@ def test_missing_content_type_is_none():
 
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
 def test_redirect_returns_location_and_empty_body_without_following(status):
-    routes = {"/old": Route(b"moved body", status, {"Location": "/new?a=1"}, content_type="text/html"),
-              "/new?a=1": Route("new page")}
+    routes = {
+        "/old": Route(b"moved body", status, {"Location": "/new?a=1"}, content_type="text/html"),
+        "/new?a=1": Route("new page"),
+    }
     with SiteServer(routes) as site:
         resp = client().get(site.url("/old"))
     assert resp.status == status
@@ -99,15 +102,19 @@ def test_500_is_a_response_not_an_error():
 
 # --- the byte cap ---------------------------------------------------------------------
 
-@pytest.mark.parametrize("size, limit, expected_len, truncated", [
-    (25, 10, 10, True),
-    (11, 10, 10, True),
-    (10, 10, 10, False),
-    (9, 10, 9, False),
-    (0, 10, 0, False),
-    (300_000, 200_000, 200_000, True),  # several socket reads before the cap
-    (200_000, 200_000, 200_000, False),
-])
+
+@pytest.mark.parametrize(
+    "size, limit, expected_len, truncated",
+    [
+        (25, 10, 10, True),
+        (11, 10, 10, True),
+        (10, 10, 10, False),
+        (9, 10, 9, False),
+        (0, 10, 0, False),
+        (300_000, 200_000, 200_000, True),  # several socket reads before the cap
+        (200_000, 200_000, 200_000, False),
+    ],
+)
 def test_body_is_cut_at_max_body_bytes(size, limit, expected_len, truncated):
     body = bytes(i % 251 for i in range(size))
     with SiteServer({"/b": Route(body, content_type="application/octet-stream")}) as site:
@@ -122,6 +129,7 @@ def test_exactly_at_limit_on_a_close_delimited_body_is_not_truncated():
         server.read_head(conn)
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nConnection: close\r\n\r\n")
         conn.sendall(b"0123456789")
+
     with RawServer(handler) as raw:
         resp = client(max_body_bytes=10).get(raw.url())
     assert (resp.body, resp.truncated) == (b"0123456789", False)
@@ -134,6 +142,7 @@ def test_more_data_after_a_chunk_that_fills_the_cap_is_truncated():
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 15\r\n\r\n0123456789")
         server.stop.wait(0.2)
         conn.sendall(b"abcde")
+
     with RawServer(handler) as raw:
         resp = client(max_body_bytes=10).get(raw.url())
     assert (resp.body, resp.truncated) == (b"0123456789", True)
@@ -144,6 +153,7 @@ def test_body_stalling_after_the_cap_is_truncated_not_a_timeout():
         server.read_head(conn)
         conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789")
         server.stop.wait(WAIT_S)
+
     with RawServer(handler) as raw:
         resp = client(max_body_bytes=10, read_timeout_s=0.5).get(raw.url())
     assert (resp.body, resp.truncated) == (b"0123456789", True)
@@ -159,11 +169,14 @@ def _raw_deflate(data: bytes) -> bytes:
     return compressor.compress(data) + compressor.flush()
 
 
-@pytest.mark.parametrize("encoding, encoded", [
-    ("gzip", gzip.compress(PLAIN)),
-    ("deflate", zlib.compress(PLAIN)),
-    ("deflate", _raw_deflate(PLAIN)),
-])
+@pytest.mark.parametrize(
+    "encoding, encoded",
+    [
+        ("gzip", gzip.compress(PLAIN)),
+        ("deflate", zlib.compress(PLAIN)),
+        ("deflate", _raw_deflate(PLAIN)),
+    ],
+)
 def test_encoded_bodies_are_decoded(encoding, encoded):
     assert len(encoded) < len(PLAIN) // 10
     route = Route(encoded, headers={"Content-Encoding": encoding})
@@ -192,6 +205,7 @@ def test_corrupt_gzip_is_a_decoding_error():
 
 # --- failures -------------------------------------------------------------------------
 
+
 def test_connection_refused():
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.bind(("127.0.0.1", 0))
@@ -212,6 +226,7 @@ def test_invalid_urls(url):
 
 def test_fetch_error_is_a_crawler_error_with_reason():
     from crawler.errors import CrawlerError
+
     err = FetchError("timeout", "after 3 s")
     assert isinstance(err, CrawlerError)
     assert (err.reason, str(err)) == ("timeout", "timeout: after 3 s")
@@ -295,9 +310,9 @@ def test_trickling_headers_also_hit_the_total_timeout(through_proxy, monkeypatch
 def test_connection_closed_mid_body_is_incomplete_body():
     def handler(conn, server):
         server.read_head(conn)
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
-                     b"Content-Length: 1000\r\n\r\n<html>only part")
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: 1000\r\n\r\n<html>only part")
         conn.shutdown(socket.SHUT_WR)
+
     with RawServer(handler) as raw:
         with pytest.raises(FetchError) as info:
             client().get(raw.url())
@@ -311,6 +326,7 @@ def test_connection_reset_mid_body_is_incomplete_body():
         server.stop.wait(0.1)
         # SO_LINGER 0: close sends RST instead of FIN
         conn.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00")
+
     with RawServer(handler) as raw:
         with pytest.raises(FetchError) as info:
             client().get(raw.url())
@@ -320,9 +336,9 @@ def test_connection_reset_mid_body_is_incomplete_body():
 def test_truncated_chunked_body_is_incomplete_body():
     def handler(conn, server):
         server.read_head(conn)
-        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-                     b"5\r\nhello\r\n10\r\nonly-")
+        conn.sendall(b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n10\r\nonly-")
         conn.shutdown(socket.SHUT_WR)
+
     with RawServer(handler) as raw:
         with pytest.raises(FetchError) as info:
             client().get(raw.url())
@@ -330,6 +346,7 @@ def test_truncated_chunked_body_is_incomplete_body():
 
 
 # --- request headers ------------------------------------------------------------------
+
 
 def _ok(conn, server):
     server.read_head(conn)
@@ -358,8 +375,14 @@ def test_default_user_agent_names_the_crawler():
 
 
 def test_configured_user_agent_is_sent():
-    cfg = CrawlConfig(seeds=("http://127.0.0.1/",), out_dir="/tmp/unused", workers=1,
-                      user_agent="TestBot/9.9", max_body_bytes=1, read_timeout_s=3.0)
+    cfg = CrawlConfig(
+        seeds=("http://127.0.0.1/",),
+        out_dir="/tmp/unused",
+        workers=1,
+        user_agent="TestBot/9.9",
+        max_body_bytes=1,
+        read_timeout_s=3.0,
+    )
     http = HttpClient.from_config(cfg)
     assert http.timeout == (10.0, 3.0)
     assert http.max_body_bytes == 1
@@ -391,8 +414,8 @@ def test_a_close_delimited_body_cut_by_the_deadline_is_a_timeout_not_a_page():
 def test_a_utf8_location_header_is_read_as_utf8():
     def handler(conn, server):
         server.read_head(conn)
-        conn.sendall("HTTP/1.1 302 Found\r\nLocation: /café\r\nContent-Length: 0\r\n\r\n"
-                     .encode())
+        conn.sendall("HTTP/1.1 302 Found\r\nLocation: /café\r\nContent-Length: 0\r\n\r\n".encode())
+
     with RawServer(handler) as raw:
         response = client().get(raw.url("/old"))
     assert (response.status, response.location) == (302, "/café")
@@ -408,8 +431,9 @@ def test_an_empty_query_is_sent_as_written():
     assert hits == {"/p?": 2, "/p": 1}
 
 
-@pytest.mark.parametrize("value, length", [("12", 12), (" 7 ", 7), ("\u00b2", None), ("1e3", None),
-                                           ("", None), (None, None), ("-1", None)])
+@pytest.mark.parametrize(
+    "value, length", [("12", 12), (" 7 ", 7), ("\u00b2", None), ("1e3", None), ("", None), (None, None), ("-1", None)]
+)
 def test_content_length_is_ascii_digits_only(value, length):
     # "²" is a digit to str.isdigit() and made int() raise, failing the page as "invalid url"
     assert fetch._content_length(value) == length

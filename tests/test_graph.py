@@ -43,11 +43,14 @@ def test_tree_of_a_cycle_places_each_fetched_url_once():
 
 def test_tree_places_each_url_at_its_shortest_depth():
     # root -> x -> y -> deep and root -> deep: deep belongs at depth 1, not 3.
-    graph = graph_of([(S, u("x")), (u("x"), u("y")), (u("y"), u("deep")), (S, u("deep")),
-                      (u("deep"), u("z"))])
+    graph = graph_of([(S, u("x")), (u("x"), u("y")), (u("y"), u("deep")), (S, u("deep")), (u("deep"), u("z"))])
     fetched = {S, u("x"), u("y"), u("deep"), u("z")}
     assert graph.tree([S], fetched) == [
-        (0, S), (1, u("deep")), (2, u("z")), (1, u("x")), (2, u("y")),
+        (0, S),
+        (1, u("deep")),
+        (2, u("z")),
+        (1, u("x")),
+        (2, u("y")),
     ]
 
 
@@ -58,8 +61,17 @@ def test_tree_ties_go_to_the_lexicographically_first_parent():
 
 
 def test_tree_is_the_same_whatever_the_insertion_order():
-    edges = [(S, u("b")), (S, u("a")), (u("a"), u("c")), (u("b"), u("c")), (u("b"), u("d")),
-             (u("c"), u("e")), (u("d"), u("e")), (u("e"), S), (u("d"), u("b"))]
+    edges = [
+        (S, u("b")),
+        (S, u("a")),
+        (u("a"), u("c")),
+        (u("b"), u("c")),
+        (u("b"), u("d")),
+        (u("c"), u("e")),
+        (u("d"), u("e")),
+        (u("e"), S),
+        (u("d"), u("b")),
+    ]
     fetched = {S, u("a"), u("b"), u("c"), u("d"), u("e")}
     expected = [(0, S), (1, u("a")), (2, u("c")), (3, u("e")), (1, u("b")), (2, u("d"))]
     assert graph_of(edges).tree([S], fetched) == expected
@@ -72,9 +84,14 @@ def test_tree_is_the_same_whatever_the_insertion_order():
 
 
 def test_only_fetched_targets_appear():
-    graph = graph_of([(S, u("fetched")), (S, u("failed-not-fetched")),
-                      (S, "http://external.test/", LINK, False),
-                      (u("failed-not-fetched"), u("behind"))])
+    graph = graph_of(
+        [
+            (S, u("fetched")),
+            (S, u("failed-not-fetched")),
+            (S, "http://external.test/", LINK, False),
+            (u("failed-not-fetched"), u("behind")),
+        ]
+    )
     fetched = {S, u("fetched"), u("behind")}
     # "behind" is fetched but reachable only through an unfetched page: an extra root.
     assert graph.tree([S], fetched) == [(0, S), (1, u("fetched")), (0, u("behind"))]
@@ -84,7 +101,11 @@ def test_unreached_fetched_urls_become_sorted_extra_roots():
     graph = graph_of([(S, u("a")), (u("z-orphan"), u("z-child"))])
     fetched = {S, u("a"), u("m-orphan"), u("z-orphan"), u("z-child")}
     assert graph.tree([S], fetched) == [
-        (0, S), (1, u("a")), (0, u("m-orphan")), (0, u("z-child")), (0, u("z-orphan")),
+        (0, S),
+        (1, u("a")),
+        (0, u("m-orphan")),
+        (0, u("z-child")),
+        (0, u("z-orphan")),
     ]
 
 
@@ -101,11 +122,17 @@ def test_several_roots_and_unfetched_roots():
     fetched = {u("r1"), u("r2"), u("a"), u("b")}
     # r1 claims a first because it comes first in roots; an unfetched root is ignored.
     assert graph.tree([u("r1"), u("never"), u("r2")], fetched) == [
-        (0, u("r1")), (1, u("a")), (0, u("r2")), (1, u("b")),
+        (0, u("r1")),
+        (1, u("a")),
+        (0, u("r2")),
+        (1, u("b")),
     ]
     # a root already placed under an earlier root does not start its own tree.
     assert graph.tree([u("r2"), u("b")], fetched) == [
-        (0, u("r2")), (1, u("a")), (1, u("b")), (0, u("r1")),
+        (0, u("r2")),
+        (1, u("a")),
+        (1, u("b")),
+        (0, u("r1")),
     ]
 
 
@@ -119,9 +146,15 @@ def test_tree_of_nothing_fetched_is_empty():
 
 
 def test_write_tsv_header_sorted_unique_lines(tmp_path):
-    graph = graph_of([(u("b"), u("a")), (u("a"), u("c"), REDIRECT, True),
-                      (u("a"), "http://x.test/", LINK, False), (u("b"), u("a"), REDIRECT, False),
-                      (u("a"), u("b"))])
+    graph = graph_of(
+        [
+            (u("b"), u("a")),
+            (u("a"), u("c"), REDIRECT, True),
+            (u("a"), "http://x.test/", LINK, False),
+            (u("b"), u("a"), REDIRECT, False),
+            (u("a"), u("b")),
+        ]
+    )
     path = tmp_path / "edges.tsv"
     assert graph.write_tsv(str(path)) == 4
     assert path.read_bytes().decode("utf-8") == (
@@ -137,13 +170,17 @@ def test_load_reads_every_edge_file_and_skips_a_partial_last_line(tmp_path):
     (tmp_path / "edges-00.tsv").write_text(
         f"{u('a')}\t{u('b')}\tlink\t1\n"
         f"{u('a')}\thttp://x.test/\tlink\t0\n"
-        f"{u('a')}\t{u('b')}\tredirect\t0\n"      # duplicate pair: first kind kept
-        f"{u('b')}\t{u('c')}\tlink\t1", encoding="utf-8")  # no newline: partial
+        f"{u('a')}\t{u('b')}\tredirect\t0\n"  # duplicate pair: first kind kept
+        f"{u('b')}\t{u('c')}\tlink\t1",
+        encoding="utf-8",
+    )  # no newline: partial
     (tmp_path / "edges-01.tsv").write_text(
         f"{u('c')}\t{u('d')}\tredirect\t1\n"
         "malformed line with no tabs\n"
-        f"{u('d')}\t{u('e')}\tlink\n"              # three fields: skipped
-        f"{u('d')}\t{u('e')}\tli", encoding="utf-8")
+        f"{u('d')}\t{u('e')}\tlink\n"  # three fields: skipped
+        f"{u('d')}\t{u('e')}\tli",
+        encoding="utf-8",
+    )
     (tmp_path / "edges.tsv").write_text(f"{u('zz')}\t{u('yy')}\tlink\t1\n", encoding="utf-8")
     (tmp_path / "pages-00.jsonl").write_text("{}\n", encoding="utf-8")
     graph = LinkGraph.load(str(tmp_path))
@@ -169,8 +206,7 @@ def test_write_tsv_then_load_round_trips_through_an_edge_file(tmp_path):
 def test_write_tree_indents_two_spaces_per_level(tmp_path):
     path = tmp_path / "tree.txt"
     write_tree([(0, S), (1, u("a")), (2, u("a/b")), (1, u("c")), (0, u("orphan"))], str(path))
-    assert path.read_bytes() == (
-        f"{S}\n  {u('a')}\n    {u('a/b')}\n  {u('c')}\n{u('orphan')}\n").encode()
+    assert path.read_bytes() == (f"{S}\n  {u('a')}\n    {u('a/b')}\n  {u('c')}\n{u('orphan')}\n").encode()
 
 
 def test_write_tree_of_nothing_is_an_empty_file(tmp_path):
@@ -219,8 +255,9 @@ class DictGraph:
         return len(self.edges)
 
     def redirect_cycles(self, fetched):
-        target = {s: t for (s, t), (kind, _) in self.edges.items()
-                  if kind == REDIRECT and s in fetched and t in fetched}
+        target = {
+            s: t for (s, t), (kind, _) in self.edges.items() if kind == REDIRECT and s in fetched and t in fetched
+        }
         cycles, done = [], set()
         for start in sorted(target):
             path, node = [], start
@@ -228,7 +265,7 @@ class DictGraph:
                 path.append(node)
                 node = target[node]
             if node in path:
-                cycle = path[path.index(node):]
+                cycle = path[path.index(node) :]
                 first = cycle.index(min(cycle))
                 cycles.append(cycle[first:] + cycle[:first])
             done.update(path)
@@ -283,8 +320,24 @@ def never_claimed_reference(graph, tree, listed, max_depth):
 
 
 #: URLs whose sort order is not their order of appearance: prefixes, "/" vs "-" vs "é".
-POOL = [u(""), u("a"), u("a/"), u("a/b"), u("a-b"), u("A"), u("é"), u("z"), u("b?x=1"), u("b?"),
-        u("p10"), u("p2"), u("p1"), "http://x.test/", "https://s.test/a", "http://s.test:81/"]
+POOL = [
+    u(""),
+    u("a"),
+    u("a/"),
+    u("a/b"),
+    u("a-b"),
+    u("A"),
+    u("é"),
+    u("z"),
+    u("b?x=1"),
+    u("b?"),
+    u("p10"),
+    u("p2"),
+    u("p1"),
+    "http://x.test/",
+    "https://s.test/a",
+    "http://s.test:81/",
+]
 
 
 def random_nodes(rng, most):
@@ -330,8 +383,9 @@ def assert_same_outputs(graph, reference, tmp_path, rng, nodes):
     assert graph.edges == reference.edges
     assert len(graph.edges) == len(reference.edges)
     assert list(graph.edges) == sorted(reference.edges)
-    assert list(graph.edges_in_order()) == [(s, t, kind, in_scope) for (s, t), (kind, in_scope)
-                                            in reference.edges.items()]
+    assert list(graph.edges_in_order()) == [
+        (s, t, kind, in_scope) for (s, t), (kind, in_scope) in reference.edges.items()
+    ]
     assert graph.nodes() == {url for pair in reference.edges for url in pair}
     new, old = tmp_path / "new.tsv", tmp_path / "old.tsv"
     assert graph.write_tsv(str(new)) == reference.write_tsv(str(old))
@@ -347,8 +401,9 @@ def assert_same_outputs(graph, reference, tmp_path, rng, nodes):
         write_tree(tree, str(tmp_path / "tree.txt"))
         listed = {url for url in nodes if rng.random() < 0.4}
         for max_depth in (None, 0, 1, 2):
-            assert (never_claimed_new(graph, tree, listed, max_depth)
-                    == never_claimed_reference(reference, tree, listed, max_depth))
+            assert never_claimed_new(graph, tree, listed, max_depth) == never_claimed_reference(
+                reference, tree, listed, max_depth
+            )
 
 
 def never_claimed_new(graph, tree, listed, max_depth):
@@ -356,6 +411,7 @@ def never_claimed_new(graph, tree, listed, max_depth):
     from types import SimpleNamespace
 
     from crawler.api import never_claimed
+
     config = SimpleNamespace(max_depth=max_depth)
     return [row[:3] + ("x",) for row in never_claimed(config, graph, tree, set(listed).__contains__)]
 
@@ -404,8 +460,10 @@ def test_a_long_redirect_cycle_and_a_self_redirect():
 def test_many_kinds_widen_the_flags_and_keep_each_edges_first_kind(tmp_path):
     graph, reference = LinkGraph(), DictGraph()
     for k in range(300):
-        for edge in ((u(f"s{k % 7}"), u(f"t{k}"), f"kind{k}", k % 3 == 0),
-                     (u(f"s{k % 7}"), u(f"t{k}"), f"other{k}", False)):
+        for edge in (
+            (u(f"s{k % 7}"), u(f"t{k}"), f"kind{k}", k % 3 == 0),
+            (u(f"s{k % 7}"), u(f"t{k}"), f"other{k}", False),
+        ):
             graph.add(*edge)
             reference.add(*edge)
     assert graph.edges == reference.edges
@@ -420,8 +478,7 @@ def test_edge_view_lookups():
     assert (u("a"), u("b")) in graph.edges
     assert (u("b"), u("a")) not in graph.edges
     assert (u("a"), u("nowhere")) not in graph.edges
-    assert dict(graph.edges.items()) == {(u("a"), u("b")): (LINK, True),
-                                         (u("a"), u("c")): (REDIRECT, False)}
+    assert dict(graph.edges.items()) == {(u("a"), u("b")): (LINK, True), (u("a"), u("c")): (REDIRECT, False)}
     assert LinkGraph().edges == {} and len(LinkGraph().edges) == 0
     assert LinkGraph().tree([S], {S}) == [(0, S)]
     assert LinkGraph().redirect_cycles({S}) == []

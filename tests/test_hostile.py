@@ -30,12 +30,35 @@ class HostileSite(SiteServer):
 
 
 def hostile_routes(elsewhere: str) -> dict[str, Route]:
-    many = "".join(f'<a href="#s{i}">s</a><a href="http://external.invalid/p{i}">e</a>'
-                   for i in range(5000))
-    links = ["/drip", "/reset", "/huge", "/loop/0", "/elsewhere", "/rel", "/refresh", "/canon",
-             "/notype", "/notype-text", "/binary", "/bad-utf8", "/charset-header",
-             "/charset-bom", "/gzip", "/deflate", "/malformed", "/empty", "/error500", "/many",
-             "/cal?m=0", "/dup1", "/dup2", LONG, "/busy", "/secret"]
+    many = "".join(f'<a href="#s{i}">s</a><a href="http://external.invalid/p{i}">e</a>' for i in range(5000))
+    links = [
+        "/drip",
+        "/reset",
+        "/huge",
+        "/loop/0",
+        "/elsewhere",
+        "/rel",
+        "/refresh",
+        "/canon",
+        "/notype",
+        "/notype-text",
+        "/binary",
+        "/bad-utf8",
+        "/charset-header",
+        "/charset-bom",
+        "/gzip",
+        "/deflate",
+        "/malformed",
+        "/empty",
+        "/error500",
+        "/many",
+        "/cal?m=0",
+        "/dup1",
+        "/dup2",
+        LONG,
+        "/busy",
+        "/secret",
+    ]
     duplicate = "<html><body><h1>Same</h1><p>Same words.</p></body></html>"
     return {
         "/robots.txt": Route("User-agent: *\nDisallow: /secret\n", content_type="text/plain"),
@@ -54,10 +77,10 @@ def hostile_routes(elsewhere: str) -> dict[str, Route]:
         "/notype-text": Route("just some text", content_type=None),
         "/binary": Route(bytes(range(256)) * 4),
         "/bad-utf8": Route(b"<p>caf\xe9 \xff</p>"),
-        "/charset-header": Route(b'<meta charset="utf-8"><p>caf\xe9 header</p>',
-                                 content_type="text/html; charset=windows-1252"),
-        "/charset-bom": Route(b"\xef\xbb\xbf<p>caf\xc3\xa9 bom</p>",
-                              content_type="text/html; charset=iso-8859-1"),
+        "/charset-header": Route(
+            b'<meta charset="utf-8"><p>caf\xe9 header</p>', content_type="text/html; charset=windows-1252"
+        ),
+        "/charset-bom": Route(b"\xef\xbb\xbf<p>caf\xc3\xa9 bom</p>", content_type="text/html; charset=iso-8859-1"),
         "/gzip": Route(gzip.compress(b"<p>zipped</p>"), headers={"Content-Encoding": "gzip"}),
         "/deflate": Route(zlib.compress(b"<p>deflated</p>"), headers={"Content-Encoding": "deflate"}),
         "/malformed": Route("<html><body><p>unclosed <b>bold <table><tr><td>cell"),
@@ -75,9 +98,20 @@ def test_hostile_site_books_balance_and_nothing_served_correctly_is_lost(tmp_pat
         server.routes.update(hostile_routes(other.url("/landing")))
         started = time.monotonic()
         summary, records = run_crawl(
-            tmp_path, server.url("/"), workers=2, threads=4, per_host=PER_HOST, retries=1,
-            retry_base_s=0.05, total_timeout_s=1.0, read_timeout_s=0.5, max_body_bytes=500_000,
-            max_redirects=5, max_query_variants=5, max_url_length=300)
+            tmp_path,
+            server.url("/"),
+            workers=2,
+            threads=4,
+            per_host=PER_HOST,
+            retries=1,
+            retry_base_s=0.05,
+            total_timeout_s=1.0,
+            read_timeout_s=0.5,
+            max_body_bytes=500_000,
+            max_redirects=5,
+            max_query_variants=5,
+            max_url_length=300,
+        )
         wall = time.monotonic() - started
         hits, max_concurrent = dict(server.hits), server.max_concurrent
         other_hits = dict(other.hits)
@@ -95,20 +129,42 @@ def test_hostile_site_books_balance_and_nothing_served_correctly_is_lost(tmp_pat
 
     def outcome(path):
         r = records[u(path)]
-        kind = ("failed" if r["error"] else "redirect" if r["final_url"] != r["url"] else
-                "page" if r["markdown"] is not None or r["duplicate_of"] else "non_html")
+        kind = (
+            "failed"
+            if r["error"]
+            else "redirect"
+            if r["final_url"] != r["url"]
+            else "page"
+            if r["markdown"] is not None or r["duplicate_of"]
+            else "non_html"
+        )
         return kind, r["error"]
 
     expected = {
-        "/": ("page", None), "/drip": ("failed", "timeout"),
-        "/huge": ("page", None), "/elsewhere": ("redirect", None), "/rel": ("redirect", None),
-        "/sub/target": ("page", None), "/refresh": ("page", None), "/refreshed": ("page", None),
-        "/canon": ("page", None), "/notype": ("page", None), "/notype-text": ("non_html", None),
-        "/binary": ("non_html", None), "/bad-utf8": ("page", None),
-        "/charset-header": ("page", None), "/charset-bom": ("page", None),
-        "/gzip": ("page", None), "/deflate": ("page", None), "/malformed": ("page", None),
-        "/empty": ("page", None), "/error500": ("failed", "http 500"), "/many": ("page", None),
-        "/dup1": ("page", None), "/dup2": ("page", None), "/busy": ("page", None),
+        "/": ("page", None),
+        "/drip": ("failed", "timeout"),
+        "/huge": ("page", None),
+        "/elsewhere": ("redirect", None),
+        "/rel": ("redirect", None),
+        "/sub/target": ("page", None),
+        "/refresh": ("page", None),
+        "/refreshed": ("page", None),
+        "/canon": ("page", None),
+        "/notype": ("page", None),
+        "/notype-text": ("non_html", None),
+        "/binary": ("non_html", None),
+        "/bad-utf8": ("page", None),
+        "/charset-header": ("page", None),
+        "/charset-bom": ("page", None),
+        "/gzip": ("page", None),
+        "/deflate": ("page", None),
+        "/malformed": ("page", None),
+        "/empty": ("page", None),
+        "/error500": ("failed", "http 500"),
+        "/many": ("page", None),
+        "/dup1": ("page", None),
+        "/dup2": ("page", None),
+        "/busy": ("page", None),
         **{f"/loop/{i}": ("redirect", None) for i in range(5)},
         "/loop/5": ("failed", "too many redirects"),
         **{f"/cal?m={i}": ("page", None) for i in range(5)},
@@ -122,7 +178,7 @@ def test_hostile_site_books_balance_and_nothing_served_correctly_is_lost(tmp_pat
     assert records[u("/huge")]["truncated"] is True and records[u("/huge")]["bytes"] == 500_000
     assert records[u("/bad-utf8")]["markdown"] == "caf\ufffd \ufffd"
     assert records[u("/charset-header")]["markdown"] == "café header"  # header beats <meta>
-    assert records[u("/charset-bom")]["markdown"] == "café bom"        # BOM beats the header
+    assert records[u("/charset-bom")]["markdown"] == "café bom"  # BOM beats the header
     assert records[u("/gzip")]["markdown"] == "zipped"
     assert records[u("/deflate")]["markdown"] == "deflated"
     assert records[u("/malformed")]["markdown"].startswith("unclosed **bold")
@@ -131,8 +187,7 @@ def test_hostile_site_books_balance_and_nothing_served_correctly_is_lost(tmp_pat
     assert records[u("/rel")]["final_url"] == u("/sub/target")
     assert records[u("/elsewhere")]["final_url"] == other.url("/landing")
     assert records[u("/busy")]["attempts"] == 2 and records[u("/busy")]["status"] == 200
-    first, second = sorted((records[u(p)] for p in ("/dup1", "/dup2")),
-                           key=lambda r: r["duplicate_of"] is not None)
+    first, second = sorted((records[u(p)] for p in ("/dup1", "/dup2")), key=lambda r: r["duplicate_of"] is not None)
     assert first["markdown"] == "# Same\n\nSame words." and first["duplicate_of"] is None
     assert second["markdown"] is None and second["duplicate_of"] == first["url"]
     assert second["fingerprint"] == first["fingerprint"]
@@ -142,10 +197,8 @@ def test_hostile_site_books_balance_and_nothing_served_correctly_is_lost(tmp_pat
     assert sum(1 for s, t, _, _ in edges if s == u("/many")) == 5001  # 5,000 external + itself
 
     # the books
-    assert summary["skipped_by_reason"] == {"robots.txt disallows": 1, "query variants": 1,
-                                            "url too long": 1}
-    assert summary["failed_by_reason"] == {"timeout": 1, reset["error"]: 1, "http 500": 1,
-                                           "too many redirects": 1}
+    assert summary["skipped_by_reason"] == {"robots.txt disallows": 1, "query variants": 1, "url too long": 1}
+    assert summary["failed_by_reason"] == {"timeout": 1, reset["error"]: 1, "http 500": 1, "too many redirects": 1}
     assert summary["duplicates"] == 1 and summary["retries"] == 4
     assert summary["claimed"] == summary["visited"] + summary["failed"] + summary["skipped"]
     assert summary["claimed"] == len(records) + 3 and summary["reconciled"]

@@ -11,8 +11,16 @@ import os
 ROOT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "crawler")
 
 RANKS = {"base": 0, "web": 1, "content": 2, "output": 3, "config": 4, "engine": 5, "front": 6}
-TOP = {"__init__": "base", "errors": "base", "vocabulary": "base", "config": "config",
-       "api": "front", "cli": "front", "seeds": "front", "__main__": "front"}
+TOP = {
+    "__init__": "base",
+    "errors": "base",
+    "vocabulary": "base",
+    "config": "config",
+    "api": "front",
+    "cli": "front",
+    "seeds": "front",
+    "__main__": "front",
+}
 
 
 def layer_of(module: str) -> str:

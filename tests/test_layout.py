@@ -12,7 +12,7 @@ TESTS = Path(__file__).resolve().parent
 def is_test_module(name: str) -> bool:
     """``test_x``, ``tests.test_x`` or ``.test_x``: a module of tests/ named ``test_*``."""
     name = name.lstrip(".")
-    name = name[len("tests."):] if name.startswith("tests.") else name
+    name = name[len("tests.") :] if name.startswith("tests.") else name
     return "." not in name and name.startswith("test_")
 
 
@@ -41,11 +41,13 @@ def test_no_test_module_imports_another():
         "from . import test_f\nfrom .test_g import z\n"
         "def f():\n    from tests.test_h import w\n"
         "from tests.helpers.siteserver import SiteServer\nfrom tests.conftest import reference\n"
-        "from tests import helpers\nimport pytest\nfrom crawler.engine import test_named\n")
+        "from tests import helpers\nimport pytest\nfrom crawler.engine import test_named\n"
+    )
     assert sorted(name.rsplit(".", 1)[-1] for name in caught) == [f"test_{c}" for c in "abcdefgh"]
     modules = sorted(TESTS.glob("test_*.py"))
     assert len(modules) > 40 and Path(__file__).resolve() in modules
-    offenders = {p.name: names for p in modules
-                 if (names := imported_test_modules(p.read_text("utf-8")))}
-    assert offenders == {}, ("test modules importing other test modules (move shared fixtures "
-                             f"to tests/conftest.py, shared code to tests/helpers/): {offenders}")
+    offenders = {p.name: names for p in modules if (names := imported_test_modules(p.read_text("utf-8")))}
+    assert offenders == {}, (
+        "test modules importing other test modules (move shared fixtures "
+        f"to tests/conftest.py, shared code to tests/helpers/): {offenders}"
+    )

@@ -51,8 +51,7 @@ time.sleep(60)
 
 
 def python(*args: str, **kwargs) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", *args], cwd=ROOT, stdout=subprocess.PIPE,
-                            text=True, **kwargs)
+    return subprocess.Popen([sys.executable, "-c", *args], cwd=ROOT, stdout=subprocess.PIPE, text=True, **kwargs)
 
 
 def watching_pid(proc: subprocess.Popen) -> int:
@@ -106,6 +105,7 @@ def kill_all(processes: list[psutil.Process]) -> None:
 
 
 # -- watch_parent in throwaway processes ------------------------------------------------
+
 
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("mode", ["pidfd", "poll"])
@@ -212,9 +212,14 @@ class SlowSite(SiteServer):
     ``reached`` is set once ``wanted`` requests arrived."""
 
     def __init__(self, wanted: int) -> None:
-        super().__init__({f"/{i}": Route(f"<title>{i}</title>" + "".join(
-            f'<a href="/{j}">{j}</a>' for j in range(i + 1, min(i + 11, PAGES))))
-            for i in range(PAGES)})
+        super().__init__(
+            {
+                f"/{i}": Route(
+                    f"<title>{i}</title>" + "".join(f'<a href="/{j}">{j}</a>' for j in range(i + 1, min(i + 11, PAGES)))
+                )
+                for i in range(PAGES)
+            }
+        )
         self.wanted = wanted
         self.reached = threading.Event()
 
@@ -231,8 +236,21 @@ CHILDREN = {"fork": 3, "spawn": 4, "forkserver": 5}
 
 
 def crawl_command(site: SiteServer, out, start_method: str) -> list[str]:
-    return [sys.executable, "-m", "crawler", site.url("/0"), "--out", str(out), "--workers", "2",
-            "--threads", "2", "--quiet", "--start-method", start_method]
+    return [
+        sys.executable,
+        "-m",
+        "crawler",
+        site.url("/0"),
+        "--out",
+        str(out),
+        "--workers",
+        "2",
+        "--threads",
+        "2",
+        "--quiet",
+        "--start-method",
+        start_method,
+    ]
 
 
 @pytest.mark.timeout(180)
@@ -241,8 +259,9 @@ def test_sigkill_of_the_dispatcher_ends_every_child_and_the_next_run_resumes(tmp
     out = tmp_path / "out"
     with SlowSite(wanted=16) as site:
         command = crawl_command(site, out, start_method)
-        first = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True, start_new_session=True)
+        first = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )
         descendants: list[psutil.Process] = []
         try:
             assert site.reached.wait(DEADLINE_S)
@@ -253,10 +272,11 @@ def test_sigkill_of_the_dispatcher_ends_every_child_and_the_next_run_resumes(tmp
             assert len(descendants) == CHILDREN[start_method], describe(descendants)
             first.send_signal(signal.SIGKILL)  # the dispatcher only
             elapsed, alive = wait_gone(descendants, EXIT_DEADLINE_S)
-            print(f"{start_method}: {len(descendants)} children gone {elapsed * 1000:.0f} ms "
-                  "after the SIGKILL of the dispatcher")
-            assert not alive, f"still running {EXIT_DEADLINE_S} s after the dispatcher's SIGKILL: " \
-                              f"{describe(alive)}"
+            print(
+                f"{start_method}: {len(descendants)} children gone {elapsed * 1000:.0f} ms "
+                "after the SIGKILL of the dispatcher"
+            )
+            assert not alive, f"still running {EXIT_DEADLINE_S} s after the dispatcher's SIGKILL: {describe(alive)}"
         finally:
             first.kill()  # a no-op unless the test failed before the SIGKILL
             kill_all(descendants)
@@ -265,8 +285,9 @@ def test_sigkill_of_the_dispatcher_ends_every_child_and_the_next_run_resumes(tmp
         recorded_before = set(read_records(str(out)))
         assert 0 < len(recorded_before) < PAGES
 
-        second = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                  text=True, start_new_session=True)
+        second = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+        )
         try:
             _, err = second.communicate(timeout=DEADLINE_S)
         finally:

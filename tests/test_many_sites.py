@@ -58,25 +58,30 @@ def _finished(run: WatchedRun, server: ManySites) -> str:
     """The assertion message of a crawl that did not finish: counts and the stacks."""
     requests = server.requests()
     robots = sum(1 for r in requests if r.target == "/robots.txt")
-    return (f"crawl {run.outcome} after {run.wall_s:.0f} s: {len(requests)} requests "
-            f"({robots} robots.txt; nothing moved in the {run.wall_s - run.progress_at:.0f} s before the kill), "
-            f"exit {run.returncode}; every process's stack in {run.stderr_path}\n"
-            f"{run.dispatcher_stack or run.stderr[-4000:]}")
+    return (
+        f"crawl {run.outcome} after {run.wall_s:.0f} s: {len(requests)} requests "
+        f"({robots} robots.txt; nothing moved in the {run.wall_s - run.progress_at:.0f} s before the kill), "
+        f"exit {run.returncode}; every process's stack in {run.stderr_path}\n"
+        f"{run.dispatcher_stack or run.stderr[-4000:]}"
+    )
 
 
 def _check_complete(out, requests, expected, delay_s: float = 0.0) -> dict:
     """Every expected URL requested and recorded once, nothing else; the books balance."""
     log = analyse_log(requests, expected, delay_s)
-    assert (log["missing"][:5], log["unexpected"][:5], log["repeated"], log["robots_missing"][:5]) == \
-        ([], [], {}, []), f"{len(log['missing'])} missing, {len(log['unexpected'])} unexpected"
+    assert (log["missing"][:5], log["unexpected"][:5], log["repeated"], log["robots_missing"][:5]) == (
+        [],
+        [],
+        {},
+        [],
+    ), f"{len(log['missing'])} missing, {len(log['unexpected'])} unexpected"
     records = read_records(str(out))  # fails on a URL recorded twice
     assert set(records) == expected.fetched
     assert {url for url, r in records.items() if r["error"]} == expected.failed
     summary = json.loads((out / "summary.json").read_text("utf-8"))
     assert summary["reconciled"], summary
     assert summary["claimed"] == len(expected.fetched) + len(expected.skipped)
-    assert summary["skipped_by_reason"] == ({"robots.txt disallows": len(expected.skipped)}
-                                            if expected.skipped else {})
+    assert summary["skipped_by_reason"] == ({"robots.txt disallows": len(expected.skipped)} if expected.skipped else {})
     assert summary["failed_by_reason"] == ({"http 404": len(expected.failed)} if expected.failed else {})
     assert summary["robots_fetches"] == len(expected.robots_ports)
     return summary
@@ -90,9 +95,15 @@ def test_3000_sites_from_every_home_page_each_page_fetched_once(tmp_path):
     out = tmp_path / "out"
     with ManySites(3000, seed=11, folder=str(tmp_path / "server")) as server:
         expected = server.expected()
-        run = run_watched(crawler_command(*seed_arguments(server.seeds_file, server.home_urls),
-                                          "--out", str(out), "--workers", "2", "--quiet"),
-                          str(tmp_path / "stderr.txt"), progress=server.count, timeout_s=240, stall_s=STALL_S)
+        run = run_watched(
+            crawler_command(
+                *seed_arguments(server.seeds_file, server.home_urls), "--out", str(out), "--workers", "2", "--quiet"
+            ),
+            str(tmp_path / "stderr.txt"),
+            progress=server.count,
+            timeout_s=240,
+            stall_s=STALL_S,
+        )
         assert run.outcome == "finished" and run.returncode == 0, _finished(run, server)
         requests = server.requests()
     summary = _check_complete(out, requests, expected)
@@ -110,10 +121,26 @@ def test_tiny_queue_and_big_robots_txt_many_origins_still_finish(tmp_path):
     out = tmp_path / "out"
     with ManySites(300, seed=12, robots_pad=2048, folder=str(tmp_path / "server")) as server:
         expected = server.expected()
-        run = run_watched(crawler_command(*seed_arguments(server.seeds_file, server.home_urls),
-                                          "--out", str(out), "--workers", "2", "--threads", "1",
-                                          "--queue-size", "1", "--delay", "0.01", "--quiet"),
-                          str(tmp_path / "stderr.txt"), progress=server.count, timeout_s=150, stall_s=STALL_S)
+        run = run_watched(
+            crawler_command(
+                *seed_arguments(server.seeds_file, server.home_urls),
+                "--out",
+                str(out),
+                "--workers",
+                "2",
+                "--threads",
+                "1",
+                "--queue-size",
+                "1",
+                "--delay",
+                "0.01",
+                "--quiet",
+            ),
+            str(tmp_path / "stderr.txt"),
+            progress=server.count,
+            timeout_s=150,
+            stall_s=STALL_S,
+        )
         assert run.outcome == "finished" and run.returncode == 0, _finished(run, server)
         requests = server.requests()
     _check_complete(out, requests, expected, delay_s=0.01)
@@ -133,11 +160,21 @@ def test_sigkill_of_a_many_site_crawl_then_the_same_command_finishes_it(tmp_path
     workers, threads = 2, 2
     with ManySites(200, seed=13, folder=str(tmp_path / "server")) as server:
         expected = server.expected()
-        command = crawler_command(*seed_arguments(server.seeds_file, server.home_urls), "--out", str(out),
-                                  "--workers", str(workers), "--threads", str(threads), "--delay", "0.1",
-                                  "--quiet")
-        first = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                 start_new_session=True)
+        command = crawler_command(
+            *seed_arguments(server.seeds_file, server.home_urls),
+            "--out",
+            str(out),
+            "--workers",
+            str(workers),
+            "--threads",
+            str(threads),
+            "--delay",
+            "0.1",
+            "--quiet",
+        )
+        first = subprocess.Popen(
+            command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True
+        )
         try:
             deadline = time.monotonic() + 120
             while _lines(out) < len(expected.fetched) // 4:
@@ -152,11 +189,12 @@ def test_sigkill_of_a_many_site_crawl_then_the_same_command_finishes_it(tmp_path
         recorded_before = set(read_records(str(out)))
         assert 0 < len(recorded_before) < len(expected.fetched)
         before = _settled_requests(server)  # a request sent just before the kill is read after it
-        second = run_watched(command, str(tmp_path / "stderr.txt"), progress=server.count, timeout_s=180,
-                             stall_s=STALL_S)
+        second = run_watched(
+            command, str(tmp_path / "stderr.txt"), progress=server.count, timeout_s=180, stall_s=STALL_S
+        )
         assert second.outcome == "finished" and second.returncode == 0, _finished(second, server)
         requests = server.requests()
-    assert requests[:len(before)] == before  # the log is append-only: the rest is the second run's
+    assert requests[: len(before)] == before  # the log is append-only: the rest is the second run's
     requested_before = {r.url for r in before if r.target != "/robots.txt"}
     in_flight = requested_before - recorded_before  # requested, no record on disk at the kill
     assert len(in_flight) <= workers * threads, sorted(in_flight)
@@ -165,8 +203,10 @@ def test_sigkill_of_a_many_site_crawl_then_the_same_command_finishes_it(tmp_path
     assert all(pages[url] == 1 for url in recorded_before)
     assert {url: n for url, n in pages.items() if n > 1 and url not in in_flight} == {}
     assert max(pages.values()) <= 2
-    print(f"killed with {len(recorded_before)} of {len(expected.fetched)} URLs recorded, {len(before)} "
-          f"requests; {len(in_flight)} in flight, {sum(n > 1 for n in pages.values())} requested twice")
+    print(
+        f"killed with {len(recorded_before)} of {len(expected.fetched)} URLs recorded, {len(before)} "
+        f"requests; {len(in_flight)} in flight, {sum(n > 1 for n in pages.values())} requested twice"
+    )
     robots = collections.Counter(r.port for r in requests if r.target == "/robots.txt")
     assert max(robots.values()) <= 2 and set(robots) == expected.robots_ports  # once per run at most
     records = read_records(str(out))  # fails on a URL recorded twice

@@ -42,10 +42,7 @@ def test_no_hard_wrap_of_long_paragraphs_and_list_items():
 
 # --- C34: <br> and '|' inside table cells ----------------------------------------------------
 
-C34_HTML = (
-    "<table><tr><th>Rate<br>(low)</th><th>Modes</th></tr>"
-    "<tr><td>97%<br>avg</td><td>a|b</td></tr></table>"
-)
+C34_HTML = "<table><tr><th>Rate<br>(low)</th><th>Modes</th></tr><tr><td>97%<br>avg</td><td>a|b</td></tr></table>"
 
 
 def test_c34_exact():
@@ -87,25 +84,18 @@ def test_omitted_end_tags_and_nested_table():
         "<tr><td>a<td>outer <table><tr><td>in1<td>in2</table> tail"
         "<tr><td>b<td>c</table><p>after</p>"
     )
-    assert to_markdown(html, PAGE) == (
-        "| k | v |\n| --- | --- |\n| a | outer  in1 in2 tail |\n| b | c |\n\nafter"
-    )
+    assert to_markdown(html, PAGE) == ("| k | v |\n| --- | --- |\n| a | outer  in1 in2 tail |\n| b | c |\n\nafter")
 
 
 def test_colspan_padded_with_empty_cells():
-    html = (
-        "<table><tr><th colspan=3>Wide</th></tr><tr><td>a<td colspan=\"2\">bc</tr>"
-        "<tr><td colspan=2>ab<td>c</table>"
-    )
+    html = "<table><tr><th colspan=3>Wide</th></tr><tr><td>a<td colspan=\"2\">bc</tr><tr><td colspan=2>ab<td>c</table>"
     md = to_markdown(html, PAGE)
     assert md == "| Wide | | |\n| --- | --- | --- |\n| a | bc | |\n| ab | | c |"
     assert {unescaped_pipes(line) for line in md.split("\n")} == {4}
 
 
 def test_one_column_table_is_not_a_setext_heading():
-    assert to_markdown("<table><tr><th>Only</th></tr><tr><td>v</td></tr></table>", PAGE) == (
-        "| Only |\n| --- |\n| v |"
-    )
+    assert to_markdown("<table><tr><th>Only</th></tr><tr><td>v</td></tr></table>", PAGE) == ("| Only |\n| --- |\n| v |")
 
 
 def test_adjacent_tables_are_separated():
@@ -145,8 +135,7 @@ def test_relative_link_against_page_url():
 def test_link_whitespace_cleaned_and_spaces_encoded():
     html = '<a href="\n\t  ../feeds/atom.xml\n ">feed</a> <a href="pdf/Course Information.pdf">pdf</a>'
     assert to_markdown(html, PAGE) == (
-        "[feed](https://example.com/feeds/atom.xml) "
-        "[pdf](https://example.com/section/pdf/Course%20Information.pdf)"
+        "[feed](https://example.com/feeds/atom.xml) [pdf](https://example.com/section/pdf/Course%20Information.pdf)"
     )
 
 
@@ -217,8 +206,30 @@ def test_subclass_is_an_html2text():
 @given(
     st.lists(
         st.sampled_from(
-            ["<table>", "</table>", "<tr>", "</tr>", "<td>", "</td>", "<th>", "<br>", "|", "a", " ", "<p>",
-             "<pre>", "</pre>", "<ul>", "<li>", "</ul>", '<a href="x y">', "</a>", "\n", "<script>", "&#124;"]
+            [
+                "<table>",
+                "</table>",
+                "<tr>",
+                "</tr>",
+                "<td>",
+                "</td>",
+                "<th>",
+                "<br>",
+                "|",
+                "a",
+                " ",
+                "<p>",
+                "<pre>",
+                "</pre>",
+                "<ul>",
+                "<li>",
+                "</ul>",
+                '<a href="x y">',
+                "</a>",
+                "\n",
+                "<script>",
+                "&#124;",
+            ]
         ),
         max_size=40,
     )

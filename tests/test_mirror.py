@@ -61,6 +61,7 @@ def test_mirror_path_table(path, expected):
 
 def test_query_hash_is_xxh3_of_the_sorted_query():
     import xxhash
+
     assert xxhash.xxh3_64_hexdigest(b"a=1&b=2")[:8] == "126d83b7"  # the /s?b=2&a=1 row
     assert xxhash.xxh3_64_hexdigest(b"")[:8] == "2d068005"  # the /p? row
 
@@ -82,8 +83,17 @@ def test_long_components_are_cut_with_a_hash():
 
 
 def test_plan_resolves_collisions_in_url_order():
-    urls = [H + "/", H + "/index.html", H + "/a", H + "/a.html", "https://example.org/a",
-            H + "/Readme", H + "/README", H + "/b.md/", H + "/b"]
+    urls = [
+        H + "/",
+        H + "/index.html",
+        H + "/a",
+        H + "/a.html",
+        "https://example.org/a",
+        H + "/Readme",
+        H + "/README",
+        H + "/b.md/",
+        H + "/b",
+    ]
     assert plan(urls) == {
         H + "/": "example.org/index.md",
         H + "/index.html": "example.org/index-012949ba.md",  # "/" sorts first
@@ -120,14 +130,17 @@ def test_the_windows_checker_rejects_what_it_should():
     assert windows_valid("a/CONSOLE.md") and windows_valid("a/co%6E.md")
 
 
-segment_chars = st.sampled_from(list("aAbB.-_~!$&'()*+,;=:@ %é\u00c9\u0301Ωcon")
-                                + ["%25", "%3A", "%2F", "%00", "%C3%A9",
-                                 "%20", "/", "?", "html", "CON", "lpt1", "."])
+segment_chars = st.sampled_from(
+    list("aAbB.-_~!$&'()*+,;=:@ %é\u00c9\u0301Ωcon")
+    + ["%25", "%3A", "%2F", "%00", "%C3%A9", "%20", "/", "?", "html", "CON", "lpt1", "."]
+)
 paths = st.lists(segment_chars, max_size=12).map("".join)
-urls = st.builds(lambda host, path, query: normalize(f"http://{host}/{path}"
-                                                     + (f"?{query}" if query is not None else "")),
-                 st.sampled_from(["example.org", "example.org:8080", "b.example"]), paths,
-                 st.none() | st.lists(st.sampled_from(["q=x", "q=y", "a", "A=1", "b="]), max_size=3).map("&".join))
+urls = st.builds(
+    lambda host, path, query: normalize(f"http://{host}/{path}" + (f"?{query}" if query is not None else "")),
+    st.sampled_from(["example.org", "example.org:8080", "b.example"]),
+    paths,
+    st.none() | st.lists(st.sampled_from(["q=x", "q=y", "a", "A=1", "b="]), max_size=3).map("&".join),
+)
 
 
 @settings(max_examples=300, deadline=None)
@@ -157,20 +170,24 @@ def test_distinct_paths_give_distinct_names_before_planning(pair):
 
 def test_a_crawl_writes_the_mirror_and_restart_removes_only_it(tmp_path):
     with SiteServer() as server:
-        server.routes.update({
-            "/": Route('<title>Home</title><h1>Home</h1><a href="/docs/">docs</a> <a href="/search?q=x">x</a>'
-                       ' <a href="/search?q=y">y</a> <a href="/CON">con</a> <a href="/bin">bin</a>'
-                       ' <a href="/gone">gone</a> <a href="/caf%C3%A9.html">cafe</a>'),
-            "/docs/": Route('<h1>Docs</h1><a href="/docs/a.html">a</a> <a href="/copy">copy</a>'),
-            "/docs/a.html": Route("<p>Same text.</p>"),
-            "/copy": Route("<p>Same text.</p>"),
-            "/search?q=x": Route("<p>Results for x</p>"),
-            "/search?q=y": Route("<p>Results for y</p>"),
-            "/CON": Route("<p>Device</p>"),
-            "/caf%C3%A9.html": Route("<p>Crème</p>"),
-            "/bin": Route(b"\x00\x01", content_type="application/octet-stream"),
-            "/gone": Route("no", status=404),
-        })
+        server.routes.update(
+            {
+                "/": Route(
+                    '<title>Home</title><h1>Home</h1><a href="/docs/">docs</a> <a href="/search?q=x">x</a>'
+                    ' <a href="/search?q=y">y</a> <a href="/CON">con</a> <a href="/bin">bin</a>'
+                    ' <a href="/gone">gone</a> <a href="/caf%C3%A9.html">cafe</a>'
+                ),
+                "/docs/": Route('<h1>Docs</h1><a href="/docs/a.html">a</a> <a href="/copy">copy</a>'),
+                "/docs/a.html": Route("<p>Same text.</p>"),
+                "/copy": Route("<p>Same text.</p>"),
+                "/search?q=x": Route("<p>Results for x</p>"),
+                "/search?q=y": Route("<p>Results for y</p>"),
+                "/CON": Route("<p>Device</p>"),
+                "/caf%C3%A9.html": Route("<p>Crème</p>"),
+                "/bin": Route(b"\x00\x01", content_type="application/octet-stream"),
+                "/gone": Route("no", status=404),
+            }
+        )
         summary, records = run_crawl(tmp_path, server.url("/"), mirror=True)
     out = tmp_path / "out"
     host = server.url("/").split("/")[2].replace(":", "_")
@@ -180,8 +197,9 @@ def test_a_crawl_writes_the_mirror_and_restart_removes_only_it(tmp_path):
     modes = {p.stat().st_mode & 0o777 for p in site.rglob("*") if p.is_file()}
     assert modes == {0o666 & ~mask}  # readable as the umask says (mkstemp alone gives 0600)
     files = {str(p.relative_to(site)): p.read_bytes() for p in site.rglob("*") if p.is_file()}
-    first, copy = sorted((server.url("/docs/a.html"), server.url("/copy")),
-                         key=lambda u: records[u]["duplicate_of"] is not None)
+    first, copy = sorted(
+        (server.url("/docs/a.html"), server.url("/copy")), key=lambda u: records[u]["duplicate_of"] is not None
+    )
     first_file = f"{host}/docs/a.md" if first.endswith("a.html") else f"{host}/copy.md"
     home = records[server.url("/")]["markdown"].encode()
     assert files == {
@@ -192,16 +210,23 @@ def test_a_crawl_writes_the_mirror_and_restart_removes_only_it(tmp_path):
         f"{host}/search-q-797cea52.md": b"Results for y",
         f"{host}/CO%4E.md": b"Device",
         f"{host}/café.md": "Crème".encode(),
-        "index.tsv": "".join(f"{u}\t{f}\n" for u, f in sorted({
-            "url": "file",
-            server.url("/"): f"{host}/index.md",
-            server.url("/docs/"): f"{host}/docs/index.md",
-            first: first_file, copy: first_file,  # an exact duplicate: its first copy's file
-            server.url("/search?q=x"): f"{host}/search-q-a544dd55.md",
-            server.url("/search?q=y"): f"{host}/search-q-797cea52.md",
-            server.url("/CON"): f"{host}/CO%4E.md",
-            server.url("/caf%C3%A9.html"): f"{host}/café.md",
-        }.items(), key=lambda row: (row[0] != "url", row[0]))).encode(),
+        "index.tsv": "".join(
+            f"{u}\t{f}\n"
+            for u, f in sorted(
+                {
+                    "url": "file",
+                    server.url("/"): f"{host}/index.md",
+                    server.url("/docs/"): f"{host}/docs/index.md",
+                    first: first_file,
+                    copy: first_file,  # an exact duplicate: its first copy's file
+                    server.url("/search?q=x"): f"{host}/search-q-a544dd55.md",
+                    server.url("/search?q=y"): f"{host}/search-q-797cea52.md",
+                    server.url("/CON"): f"{host}/CO%4E.md",
+                    server.url("/caf%C3%A9.html"): f"{host}/café.md",
+                }.items(),
+                key=lambda row: (row[0] != "url", row[0]),
+            )
+        ).encode(),
     }
     assert summary["mirror_files"] == 7
     (site / "mine.txt").write_text("a user's file")

@@ -19,11 +19,18 @@ FLASK_DOC = "/usr/share/doc/python-flask-doc/html"
 
 # --- features and simhash ----------------------------------------------------------------
 
+
 def test_features_drop_link_targets_digits_and_markdown_punctuation():
     text = "# Title\n\nSee [the docs](http://h/a.html) on 2024-05-06 12:00, *now*!"
     assert features(text) == [b"title see", b"see the", b"the docs", b"docs on", b"on now"]
     assert features(text, strip_links=False)[:6] == [
-        b"title see", b"see the", b"the docs", b"docs http", b"http h", b"h a"]
+        b"title see",
+        b"see the",
+        b"the docs",
+        b"docs http",
+        b"http h",
+        b"h a",
+    ]
     assert features("one") == [b"one"]
     assert features("one two") == [b"one two"]
     assert features("12 34 | ** --") == []
@@ -46,8 +53,7 @@ def test_simhash_of_three_features_is_their_bitwise_majority():
 @given(st.lists(st.binary(max_size=12), max_size=40))
 def test_simhash_of_features_matches_a_bit_by_bit_count(items):
     hashes = [xxhash.xxh3_64_intdigest(i) for i in items]
-    expected = sum(1 << bit for bit in range(64)
-                   if 2 * sum(h >> bit & 1 for h in hashes) > len(hashes))
+    expected = sum(1 << bit for bit in range(64) if 2 * sum(h >> bit & 1 for h in hashes) > len(hashes))
     assert simhash_of_features(items) == expected
 
 
@@ -65,20 +71,25 @@ def test_distances_of_edited_copies_of_a_126_word_page():
     restamped = PAGE + "\n\nLast updated on 2025-11-30 08:05:59."
     assert simhash(stamped) == simhash(restamped)  # digits are not features
     footer_a = PAGE + "\n\n© Pallets. [Privacy](http://h/privacy) | [Contact](http://h/contact)"
-    footer_b = (PAGE + "\n\n© 2010 Pallets Projects, all rights reserved. [Imprint](http://h/imprint)"
-                " | [Privacy policy](http://h/pp)")
+    footer_b = (
+        PAGE + "\n\n© 2010 Pallets Projects, all rights reserved. [Imprint](http://h/imprint)"
+        " | [Privacy policy](http://h/pp)"
+    )
     assert hamming(simhash(footer_a), simhash(footer_b)) == 3
     banner = "We use cookies to give you the best experience. [Accept](http://h/c?a=1)\n\n" + PAGE
     assert hamming(simhash(PAGE), simhash(banner)) == 4
-    other = ("# Quickstart\n\nEager to get started? This page gives a good introduction to Flask. "
-             "Follow Installation to set up a project and install Flask first.\n\nA Minimal "
-             "Application\n\nA minimal Flask application looks something like this: it imports "
-             "the Flask class, creates an instance, and uses the route decorator to tell Flask "
-             "what URL should trigger our function.")
+    other = (
+        "# Quickstart\n\nEager to get started? This page gives a good introduction to Flask. "
+        "Follow Installation to set up a project and install Flask first.\n\nA Minimal "
+        "Application\n\nA minimal Flask application looks something like this: it imports "
+        "the Flask class, creates an instance, and uses the route decorator to tell Flask "
+        "what URL should trigger our function."
+    )
     assert hamming(simhash(PAGE), simhash(other)) == 28
 
 
 # --- the index ---------------------------------------------------------------------------
+
 
 def test_index_blocks_cover_the_64_bits():
     assert NearDuplicateIndex().blocks == ((0, 0xFFFF), (16, 0xFFFF), (32, 0xFFFF), (48, 0xFFFF))
@@ -127,8 +138,12 @@ fingerprints = st.integers(0, 2**64 - 1)
 
 
 @settings(max_examples=200, deadline=None)
-@given(k=st.integers(0, 6), stored=st.lists(fingerprints, max_size=30),
-       flips=st.lists(st.lists(st.integers(0, 63), max_size=8), max_size=30), query=fingerprints)
+@given(
+    k=st.integers(0, 6),
+    stored=st.lists(fingerprints, max_size=30),
+    flips=st.lists(st.lists(st.integers(0, 63), max_size=8), max_size=30),
+    query=fingerprints,
+)
 def test_index_agrees_with_brute_force(k, stored, flips, query):
     """Pigeonhole: every stored fingerprint within k bits shares a block with the query,
     so the index finds exactly what comparing against every entry finds."""
@@ -142,13 +157,15 @@ def test_index_agrees_with_brute_force(k, stored, flips, query):
     entries = stored + near_query
     for reference, value in enumerate(entries):
         index.add(value, reference)
-    within = [(hamming(value, query), reference) for reference, value in enumerate(entries)
-              if hamming(value, query) <= k]
+    within = [
+        (hamming(value, query), reference) for reference, value in enumerate(entries) if hamming(value, query) <= k
+    ]
     expected = None if not within else (min(within)[1], min(within)[0])
     assert index.nearest(query) == expected
 
 
 # --- the visited table's content registry ------------------------------------------------
+
 
 def test_register_content_exact_then_near_then_distinct():
     table = VisitedTable(4)
@@ -162,8 +179,12 @@ def test_register_content_exact_then_near_then_distinct():
 
 def test_register_contents_reloads_a_registry_as_register_content_built_it():
     table = VisitedTable(4)  # an earlier run's pages, in order (exact duplicates left out)
-    assert table.register_contents([(0xA1, 0xF0F0, "http://h/a"), (0xB2, 0xF0F3, "http://h/near"),
-                                    (0xA1, 0xF0F0, "http://h/other")]) == 2
+    assert (
+        table.register_contents(
+            [(0xA1, 0xF0F0, "http://h/a"), (0xB2, 0xF0F3, "http://h/near"), (0xA1, 0xF0F0, "http://h/other")]
+        )
+        == 2
+    )
     assert table.register_content(0xA1, 0xF0F0, "http://h/b") == ("http://h/a", None, None)
     assert table.register_content(0xD4, 0xF0F1, "http://h/c") == (None, "http://h/a", 1)
 
@@ -179,13 +200,15 @@ def test_register_content_through_the_manager():
         manager.shutdown()
 
 
-@pytest.mark.skipif(not os.path.isdir(FLASK_DOC),
-                    reason="Debian's python-flask-doc is not installed (.ci/run installs it)")
+@pytest.mark.skipif(
+    not os.path.isdir(FLASK_DOC), reason="Debian's python-flask-doc is not installed (.ci/run installs it)"
+)
 def test_flask_doc_distinct_pages_are_not_near_duplicates():
     """Measured: of flask-doc's 77 HTML pages (77 distinct Markdown texts), no two
     distinct ones are within 3 bits."""
     from crawler.content.markdown import to_markdown
     from crawler.web.decode import decode_html
+
     texts = {}
     for folder, _dirs, files in os.walk(FLASK_DOC):
         for name in files:
@@ -196,6 +219,5 @@ def test_flask_doc_distinct_pages_are_not_near_duplicates():
                 texts[rel] = to_markdown(text, "http://127.0.0.1:8000/" + rel)
     distinct = {markdown: rel for rel, markdown in sorted(texts.items())}
     prints = {rel: simhash(markdown) for markdown, rel in distinct.items()}
-    close = [(a, b) for a, b in itertools.combinations(sorted(prints), 2)
-             if hamming(prints[a], prints[b]) <= 3]
+    close = [(a, b) for a, b in itertools.combinations(sorted(prints), 2) if hamming(prints[a], prints[b]) <= 3]
     assert (len(texts), len(distinct), close) == (77, 77, [])

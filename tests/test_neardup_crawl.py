@@ -10,19 +10,21 @@ from tests.helpers.crawlutil import run_crawl
 from tests.helpers.siteserver import Route, SiteServer
 from tests.helpers.texts import PAGE
 
-OTHER = ("Routing. Modern web applications use meaningful URLs to help users. Users are more "
-         "likely to like a page and come back if the page uses a meaningful URL they can remember "
-         "and use to directly visit a page. Use the route decorator to bind a function to a URL. "
-         "You can do more! You can make parts of the URL dynamic and attach multiple rules to a "
-         "function. Variable Rules. You can add variable sections to a URL by marking sections "
-         "with angle brackets. Your function then receives the variable as a keyword argument. "
-         "Optionally, you can use a converter to specify the type of the argument. Unique URLs "
-         "and Redirection Behavior. The following two rules differ in their use of a trailing "
-         "slash. The canonical URL for the projects endpoint has a trailing slash. It is similar "
-         "to a folder in a file system. If you access the URL without a trailing slash, Flask "
-         "redirects you to the canonical URL with the trailing slash. URL Building. To build a "
-         "URL to a specific function, use the url_for function. It accepts the name of the "
-         "function as its first argument and any number of keyword arguments.")
+OTHER = (
+    "Routing. Modern web applications use meaningful URLs to help users. Users are more "
+    "likely to like a page and come back if the page uses a meaningful URL they can remember "
+    "and use to directly visit a page. Use the route decorator to bind a function to a URL. "
+    "You can do more! You can make parts of the URL dynamic and attach multiple rules to a "
+    "function. Variable Rules. You can add variable sections to a URL by marking sections "
+    "with angle brackets. Your function then receives the variable as a keyword argument. "
+    "Optionally, you can use a converter to specify the type of the argument. Unique URLs "
+    "and Redirection Behavior. The following two rules differ in their use of a trailing "
+    "slash. The canonical URL for the projects endpoint has a trailing slash. It is similar "
+    "to a folder in a file system. If you access the URL without a trailing slash, Flask "
+    "redirects you to the canonical URL with the trailing slash. URL Building. To build a "
+    "URL to a specific function, use the url_for function. It accepts the name of the "
+    "function as its first argument and any number of keyword arguments."
+)
 # 392 words: a footer change moves a page of 220 words 4 bits, of 392 words 3
 LONG = OTHER + "\n\n" + OTHER.replace("URL", "address").replace("function", "view")
 
@@ -39,8 +41,7 @@ def routes() -> dict:
     """Pages that differ only in their <footer> (a timestamp, links), exact copies, and a
     distinct page."""
     return {
-        "/": Route("<html><body><h1>Home</h1>" + "".join(f'<a href="{h}">{h}</a> ' for h in LINKS)
-                   + "</body></html>"),
+        "/": Route("<html><body><h1>Home</h1>" + "".join(f'<a href="{h}">{h}</a> ' for h in LINKS) + "</body></html>"),
         "/t1": html(PAGE, "Last updated on 2024-01-05 10:22:31."),
         "/t2": html(PAGE, "Last updated on 2025-11-30 08:05:59."),
         "/f1": html(LONG, "© Pallets. <a href='/privacy'>Privacy</a> | <a href='/contact'>Contact</a>"),
@@ -48,7 +49,9 @@ def routes() -> dict:
         "/e1": html("Exactly the same words on two pages."),
         "/e2": html("Exactly the same words on two pages."),
         "/d": html("A distinct page about something else entirely, with words of its own."),
-        "/privacy": html("Privacy."), "/contact": html("Contact."), "/imprint": html("Imprint."),
+        "/privacy": html("Privacy."),
+        "/contact": html("Contact."),
+        "/imprint": html("Imprint."),
     }
 
 
@@ -60,12 +63,17 @@ def test_near_and_exact_duplicates_in_one_crawl(tmp_path):
         hits = dict(server.hits)
     u = server.url
     assert set(hits.values()) == {1} and len(hits) == 12  # 11 pages and robots.txt
-    near = {url: (r["near_duplicate_of"], r["near_duplicate_distance"])
-            for url, r in records.items() if r["near_duplicate_of"]}
+    near = {
+        url: (r["near_duplicate_of"], r["near_duplicate_distance"])
+        for url, r in records.items()
+        if r["near_duplicate_of"]
+    }
     exact = {url: r["duplicate_of"] for url, r in records.items() if r["duplicate_of"]}
     # which page of a pair came first depends on timing: assert the pairs
     assert {frozenset((url, first)) for url, (first, _) in near.items()} == {
-        frozenset((u("/t1"), u("/t2"))), frozenset((u("/f1"), u("/f2")))}
+        frozenset((u("/t1"), u("/t2"))),
+        frozenset((u("/f1"), u("/f2"))),
+    }
     assert sorted(distance for _, distance in near.values()) == [0, 3]  # timestamp 0, footer 3
     assert {frozenset((url, first)) for url, first in exact.items()} == {frozenset((u("/e1"), u("/e2")))}
     for url in near:  # flagged, not dropped
@@ -88,10 +96,8 @@ def test_by_default_pages_that_differ_only_in_chrome_are_exact_duplicates(tmp_pa
         summary, records = run_crawl(tmp_path, server.url("/"))
     u = server.url
     exact = {frozenset((url, r["duplicate_of"])) for url, r in records.items() if r["duplicate_of"]}
-    assert exact == {frozenset((u("/t1"), u("/t2"))), frozenset((u("/f1"), u("/f2"))),
-                     frozenset((u("/e1"), u("/e2")))}
-    near = {frozenset((url, r["near_duplicate_of"])) for url, r in records.items()
-            if r["near_duplicate_of"]}
+    assert exact == {frozenset((u("/t1"), u("/t2"))), frozenset((u("/f1"), u("/f2"))), frozenset((u("/e1"), u("/e2")))}
+    near = {frozenset((url, r["near_duplicate_of"])) for url, r in records.items() if r["near_duplicate_of"]}
     assert near == {frozenset((u("/b1"), u("/b2")))}
     assert (summary["pages"], summary["duplicates"], summary["near_duplicates"]) == (13, 3, 1)
 
@@ -157,9 +163,12 @@ def test_a_folder_from_before_the_registry_was_stored_resumes_with_it(tmp_path):
         out = tmp_path / "out"
         for path in out.glob("pages-*.jsonl"):  # as an older version wrote them
             lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-            path.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "simhash"},
-                                               ensure_ascii=False) + "\n" for r in lines),
-                            encoding="utf-8")
+            path.write_text(
+                "".join(
+                    json.dumps({k: v for k, v in r.items() if k != "simhash"}, ensure_ascii=False) + "\n" for r in lines
+                ),
+                encoding="utf-8",
+            )
         forget_the_registry_and_a(out, server.url("/a"))  # and one record it never heard of
         summary, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1)
     u = server.url

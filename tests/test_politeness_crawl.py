@@ -21,12 +21,14 @@ ROBOTS = "text/plain"
 
 def test_robots_txt_first_once_and_disallowed_paths_never_requested(tmp_path):
     with SiteServer() as server, SiteServer() as other:
-        server.routes.update({
-            "/robots.txt": Route("User-agent: *\nDisallow: /private\nAllow: /private/ok\n", content_type=ROBOTS),
-            "/": page("Home", "/a", "/private/x", "/private/ok", other.url("/o")),
-            "/a": page("A", "/private/y", "/"),
-            "/private/ok": page("OK"),
-        })
+        server.routes.update(
+            {
+                "/robots.txt": Route("User-agent: *\nDisallow: /private\nAllow: /private/ok\n", content_type=ROBOTS),
+                "/": page("Home", "/a", "/private/x", "/private/ok", other.url("/o")),
+                "/a": page("A", "/private/y", "/"),
+                "/private/ok": page("OK"),
+            }
+        )
         other.routes.update({"/o": page("O"), "/robots.txt": Route("", 404)})
         summary, records = run_crawl(tmp_path, server.url("/"), allow_domains=("127.0.0.1",))
         hits, other_hits, times = dict(server.hits), dict(other.hits), server.times
@@ -42,17 +44,26 @@ def test_robots_txt_first_once_and_disallowed_paths_never_requested(tmp_path):
 
 
 def test_ignore_robots_fetches_no_robots_txt(tmp_path):
-    with SiteServer({"/robots.txt": Route("User-agent: *\nDisallow: /\n", content_type=ROBOTS),
-                     "/": page("Home", "/a"), "/a": page("A")}) as server:
+    with SiteServer(
+        {
+            "/robots.txt": Route("User-agent: *\nDisallow: /\n", content_type=ROBOTS),
+            "/": page("Home", "/a"),
+            "/a": page("A"),
+        }
+    ) as server:
         summary, _ = run_crawl(tmp_path, server.url("/"), obey_robots=False)
         hits = dict(server.hits)
     assert hits == {"/": 1, "/a": 1} and summary["robots_fetches"] == 0
 
 
 def test_robots_txt_5xx_disallows_all_until_it_can_be_read(tmp_path):
-    with SiteServer({"/robots.txt": Sequence(Route("down", 503), Route("User-agent: *\nAllow: /\n",
-                                                                    content_type=ROBOTS)),
-                     "/": page("Home", "/a"), "/a": page("A")}) as server:
+    with SiteServer(
+        {
+            "/robots.txt": Sequence(Route("down", 503), Route("User-agent: *\nAllow: /\n", content_type=ROBOTS)),
+            "/": page("Home", "/a"),
+            "/a": page("A"),
+        }
+    ) as server:
         summary, records = run_crawl(tmp_path, server.url("/"), retry_base_s=0.2)
         hits, times = dict(server.hits), server.times
     assert hits == {"/robots.txt": 2, "/": 1, "/a": 1}
@@ -72,8 +83,12 @@ def test_robots_txt_that_stays_unreachable_skips_the_host(tmp_path):
 
 
 def test_crawl_delay_spaces_requests_one_at_a_time(tmp_path):
-    with SiteServer({"/robots.txt": Route("User-agent: *\nCrawl-delay: 0.3\n", content_type=ROBOTS),
-                     "/": page("Home", "/a", "/b", "/c")}) as server:
+    with SiteServer(
+        {
+            "/robots.txt": Route("User-agent: *\nCrawl-delay: 0.3\n", content_type=ROBOTS),
+            "/": page("Home", "/a", "/b", "/c"),
+        }
+    ) as server:
         server.routes.update({p: Route(f"<p>{p}</p>", delay_s=0.05) for p in ("/a", "/b", "/c")})
         summary, _ = run_crawl(tmp_path, server.url("/"), workers=2, threads=4)
         starts = sorted(t for ts in server.times.values() for t in ts)
@@ -93,9 +108,13 @@ def test_per_host_cap_is_never_exceeded(tmp_path):
 
 
 def test_C24a_429_with_retry_after_pauses_the_host_then_retries(tmp_path):
-    with SiteServer({"/": page("Home", "/busy", "/other"),
-                     "/busy": Sequence(Route("slow down", 429, {"Retry-After": "1"}), page("Busy")),
-                     "/other": page("Other")}) as server:
+    with SiteServer(
+        {
+            "/": page("Home", "/busy", "/other"),
+            "/busy": Sequence(Route("slow down", 429, {"Retry-After": "1"}), page("Busy")),
+            "/other": page("Other"),
+        }
+    ) as server:
         started = time.monotonic()
         summary, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1)
         times = server.times
@@ -130,8 +149,7 @@ def test_a_calendar_trap_is_stopped_by_the_query_cap_and_url_length(tmp_path):
             return super().lookup(target)
 
     with Calendar({"/": page("Home", "/cal?month=0", "/" + "x" * 300)}) as server:
-        summary, records = run_crawl(tmp_path, server.url("/"), max_query_variants=10,
-                                     max_url_length=200)
+        summary, records = run_crawl(tmp_path, server.url("/"), max_query_variants=10, max_url_length=200)
         hits = dict(server.hits)
     months = sorted(int(p.split("=")[1]) for p in hits if p.startswith("/cal"))
     assert len(months) == 10 and all(v == 1 for v in hits.values())
@@ -140,32 +158,52 @@ def test_a_calendar_trap_is_stopped_by_the_query_cap_and_url_length(tmp_path):
 
 
 def _urlset(*urls: str) -> str:
-    return ('<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-            + "".join(f"<url><loc>{u}</loc></url>" for u in urls) + "</urlset>")
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?><urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+        + "".join(f"<url><loc>{u}</loc></url>" for u in urls)
+        + "</urlset>"
+    )
 
 
 def test_sitemaps_from_robots_txt_seed_the_frontier_in_scope_only(tmp_path):
     import gzip
+
     with SiteServer() as server:
         u = server.url
-        index = ('<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
-                 f"<sitemap><loc>{u('/sm1.xml')}</loc></sitemap><sitemap><loc>{u('/sm2.xml.gz')}</loc></sitemap>"
-                 f"<sitemap><loc>{u('/sm1.xml')}</loc></sitemap></sitemapindex>")
-        server.routes.update({
-            "/robots.txt": Route(f"User-agent: *\nDisallow: /private\nSitemap: {u('/index.xml')}\n",
-                                 content_type="text/plain"),
-            "/": page("Home", "/a"), "/a": page("A"),
-            "/index.xml": Route(index, content_type="application/xml"),
-            "/sm1.xml": Route(_urlset(u("/orphan1"), u("/a"), "http://elsewhere.invalid/x",
-                                      u("/private/p")), content_type="application/xml"),
-            "/sm2.xml.gz": Route(gzip.compress(_urlset(u("/orphan2")).encode()),
-                                 content_type="application/gzip"),
-            "/orphan1": page("Orphan 1"), "/orphan2": page("Orphan 2"),
-        })
+        index = (
+            '<?xml version="1.0"?><sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">'
+            f"<sitemap><loc>{u('/sm1.xml')}</loc></sitemap><sitemap><loc>{u('/sm2.xml.gz')}</loc></sitemap>"
+            f"<sitemap><loc>{u('/sm1.xml')}</loc></sitemap></sitemapindex>"
+        )
+        server.routes.update(
+            {
+                "/robots.txt": Route(
+                    f"User-agent: *\nDisallow: /private\nSitemap: {u('/index.xml')}\n", content_type="text/plain"
+                ),
+                "/": page("Home", "/a"),
+                "/a": page("A"),
+                "/index.xml": Route(index, content_type="application/xml"),
+                "/sm1.xml": Route(
+                    _urlset(u("/orphan1"), u("/a"), "http://elsewhere.invalid/x", u("/private/p")),
+                    content_type="application/xml",
+                ),
+                "/sm2.xml.gz": Route(gzip.compress(_urlset(u("/orphan2")).encode()), content_type="application/gzip"),
+                "/orphan1": page("Orphan 1"),
+                "/orphan2": page("Orphan 2"),
+            }
+        )
         summary, records = run_crawl(tmp_path, u("/"), sitemaps=True)
         hits = dict(server.hits)
-    assert hits == {"/robots.txt": 1, "/index.xml": 1, "/sm1.xml": 1, "/sm2.xml.gz": 1,
-                    "/": 1, "/a": 1, "/orphan1": 1, "/orphan2": 1}
+    assert hits == {
+        "/robots.txt": 1,
+        "/index.xml": 1,
+        "/sm1.xml": 1,
+        "/sm2.xml.gz": 1,
+        "/": 1,
+        "/a": 1,
+        "/orphan1": 1,
+        "/orphan2": 1,
+    }
     assert sorted(records) == sorted(u(p) for p in ("/", "/a", "/orphan1", "/orphan2"))
     assert records[u("/orphan1")]["parent"] == u("/sm1.xml") and records[u("/orphan1")]["depth"] == 0
     assert summary["sitemaps_read"] == 3
@@ -174,9 +212,13 @@ def test_sitemaps_from_robots_txt_seed_the_frontier_in_scope_only(tmp_path):
 
 def test_without_robots_sitemaps_the_conventional_sitemap_xml_is_read(tmp_path):
     with SiteServer() as server:
-        server.routes.update({"/": page("Home"), "/sitemap.xml": Route(_urlset(server.url("/b")),
-                                                                       content_type="text/xml"),
-                              "/b": page("B")})
+        server.routes.update(
+            {
+                "/": page("Home"),
+                "/sitemap.xml": Route(_urlset(server.url("/b")), content_type="text/xml"),
+                "/b": page("B"),
+            }
+        )
         summary, records = run_crawl(tmp_path, server.url("/"), sitemaps=True)
         hits = dict(server.hits)
     assert hits == {"/robots.txt": 1, "/sitemap.xml": 1, "/": 1, "/b": 1}
@@ -185,13 +227,20 @@ def test_without_robots_sitemaps_the_conventional_sitemap_xml_is_read(tmp_path):
 
 def test_C17_a_redirect_to_another_in_scope_host_checks_that_hosts_robots_txt_first(tmp_path):
     with SiteServer() as other, SiteServer() as server:
-        other.routes.update({
-            "/robots.txt": Route("User-agent: *\nDisallow: /private\n", content_type=ROBOTS),
-            "/landing": page("Landing"), "/private/x": page("Private")})
-        server.routes.update({
-            "/": page("Home", "/go", "/go-private"),
-            "/go": Route("", 302, {"Location": other.url("/landing")}, content_type=None),
-            "/go-private": Route("", 302, {"Location": other.url("/private/x")}, content_type=None)})
+        other.routes.update(
+            {
+                "/robots.txt": Route("User-agent: *\nDisallow: /private\n", content_type=ROBOTS),
+                "/landing": page("Landing"),
+                "/private/x": page("Private"),
+            }
+        )
+        server.routes.update(
+            {
+                "/": page("Home", "/go", "/go-private"),
+                "/go": Route("", 302, {"Location": other.url("/landing")}, content_type=None),
+                "/go-private": Route("", 302, {"Location": other.url("/private/x")}, content_type=None),
+            }
+        )
         summary, records = run_crawl(tmp_path, server.url("/"), allow_domains=("127.0.0.1",))
         other_hits, times = dict(other.hits), other.times
     assert other_hits == {"/robots.txt": 1, "/landing": 1}  # robots.txt first, the disallowed never
@@ -204,16 +253,26 @@ def test_robots_txt_redirects_to_another_origin_follow_its_politeness(tmp_path):
     """Many sites whose robots.txt redirects to one shared host: the shared file is
     fetched once, under that host's politeness (never two requests at once there), and
     its rules apply to every site that redirected to it."""
-    central = SiteServer({"/central-robots.txt": Route("User-agent: *\nDisallow: /private\n",
-                                                        content_type=ROBOTS, delay_s=0.05)})
-    sites = [SiteServer({"/": Route('<a href="/a">a</a> <a href="/private/x">x</a>'),
-                         "/a": Route("<p>a</p>")}) for _ in range(5)]
+    central = SiteServer(
+        {"/central-robots.txt": Route("User-agent: *\nDisallow: /private\n", content_type=ROBOTS, delay_s=0.05)}
+    )
+    sites = [
+        SiteServer({"/": Route('<a href="/a">a</a> <a href="/private/x">x</a>'), "/a": Route("<p>a</p>")})
+        for _ in range(5)
+    ]
     with central, contextlib.ExitStack() as stack:
         for site in sites:
             stack.enter_context(site)
             site.routes["/robots.txt"] = redirect(central.url("/central-robots.txt"))
-        summary = crawl(CrawlConfig(seeds=tuple(s.url("/") for s in sites), out_dir=str(tmp_path / "out"),
-                                    workers=2, threads=4, progress_interval_s=60.0))
+        summary = crawl(
+            CrawlConfig(
+                seeds=tuple(s.url("/") for s in sites),
+                out_dir=str(tmp_path / "out"),
+                workers=2,
+                threads=4,
+                progress_interval_s=60.0,
+            )
+        )
         # the shared host's own robots.txt first (a task of its origin), then the file once
         assert central.hits == {"/robots.txt": 1, "/central-robots.txt": 1}
         assert central.max_concurrent == 1

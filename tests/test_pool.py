@@ -15,8 +15,7 @@ from crawler.engine.pool import FetcherPool
 @pytest.fixture
 def pool(tmp_path):
     """A pool of two fetchers that never read their queues (no process behind them)."""
-    config = CrawlConfig(seeds=("http://127.0.0.1:1/",), out_dir=str(tmp_path), workers=2,
-                         threads=3, queue_size=4)
+    config = CrawlConfig(seeds=("http://127.0.0.1:1/",), out_dir=str(tmp_path), workers=2, threads=3, queue_size=4)
     pool = FetcherPool(multiprocessing.get_context("spawn"), config, table=None)
     for worker_id in (0, 1):
         pool.task_queues[worker_id] = pool.ctx.Queue(pool.capacity)

@@ -19,8 +19,7 @@ from crawler.engine.progress import Progress, ProgressStats, summary_table
 from tests.helpers.siteserver import SiteServer, page
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STATS = ProgressStats(done=4, pages=3, failed=1, frontier=12, in_flight=2, rss_bytes=300 * 2**20,
-                      elapsed_s=2.0)
+STATS = ProgressStats(done=4, pages=3, failed=1, frontier=12, in_flight=2, rss_bytes=300 * 2**20, elapsed_s=2.0)
 
 
 def test_bar_shows_counts_total_and_memory():
@@ -45,8 +44,7 @@ def test_bar_without_a_total_counts_up():
 def test_log_mode_writes_one_line_per_update(caplog):
     with caplog.at_level(logging.INFO, logger="crawler"):
         Progress("log", interval_s=7.0).update(STATS)
-    assert caplog.messages == ["done 4 (pages 3, failed 1) | frontier 12 | in flight 2 | "
-                               "2.0 URLs/s | memory 300 MiB"]
+    assert caplog.messages == ["done 4 (pages 3, failed 1) | frontier 12 | in flight 2 | 2.0 URLs/s | memory 300 MiB"]
 
 
 def test_off_shows_nothing(caplog):
@@ -58,31 +56,68 @@ def test_off_shows_nothing(caplog):
 
 
 def test_summary_table():
-    summary = {"pages": 8, "non_html": 1, "redirects": 4, "duplicates": 0, "near_duplicates": 3,
-               "failed": 2,
-               "skipped": 1, "claimed": 16, "reconciled": True, "sites": 3, "sites_done": 2,
-               "wall_s": 1.5, "pages_per_s": 5.3,
-               "peak_rss_bytes": 200 * 2**20, "stopped": None,
-               "failed_by_reason": {"http 404": 2}, "skipped_by_reason": {"robots.txt disallows": 1}}
+    summary = {
+        "pages": 8,
+        "non_html": 1,
+        "redirects": 4,
+        "duplicates": 0,
+        "near_duplicates": 3,
+        "failed": 2,
+        "skipped": 1,
+        "claimed": 16,
+        "reconciled": True,
+        "sites": 3,
+        "sites_done": 2,
+        "wall_s": 1.5,
+        "pages_per_s": 5.3,
+        "peak_rss_bytes": 200 * 2**20,
+        "stopped": None,
+        "failed_by_reason": {"http 404": 2},
+        "skipped_by_reason": {"robots.txt disallows": 1},
+    }
     assert summary_table(summary).splitlines() == [
-        "pages                          8", "non-HTML                       1",
-        "redirects                      4", "duplicates                     0",
+        "pages                          8",
+        "non-HTML                       1",
+        "redirects                      4",
+        "duplicates                     0",
         "near duplicates                3",
-        "failed                         2", "skipped                        1",
-        "claimed                        16", "reconciled                     True",
-        "sites                          3", "sites done                     2",
-        "wall s                         1.5", "pages/s                        5.3",
-        "peak memory MiB                200", "stopped                        -",
-        "failed: http 404               2", "skipped: robots.txt disallows  1"]
+        "failed                         2",
+        "skipped                        1",
+        "claimed                        16",
+        "reconciled                     True",
+        "sites                          3",
+        "sites done                     2",
+        "wall s                         1.5",
+        "pages/s                        5.3",
+        "peak memory MiB                200",
+        "stopped                        -",
+        "failed: http 404               2",
+        "skipped: robots.txt disallows  1",
+    ]
 
 
 def test_a_crawl_on_a_terminal_draws_the_bar_and_the_table(tmp_path):
     with SiteServer({"/": page("Home", "/a"), "/a": page("A")}) as server:
         leader, follower = pty.openpty()
         fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))
-        proc = subprocess.Popen([sys.executable, "-m", "crawler", server.url("/"), "--out",
-                                 str(tmp_path / "out"), "--workers", "1", "--max-pages", "5"],
-                                cwd=ROOT, stdin=follower, stdout=subprocess.PIPE, stderr=follower)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "crawler",
+                server.url("/"),
+                "--out",
+                str(tmp_path / "out"),
+                "--workers",
+                "1",
+                "--max-pages",
+                "5",
+            ],
+            cwd=ROOT,
+            stdin=follower,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+        )
         os.close(follower)
         stdout, _ = proc.communicate(timeout=60)
         chunks = []
@@ -107,8 +142,9 @@ def test_log_mode_with_a_total_shows_it_and_an_eta_of_this_run(caplog):
     display.start_at(2)  # a resume: 2 URLs were done by an earlier run
     with caplog.at_level(logging.INFO, logger="crawler"):
         display.update(STATS)  # 4 done: 2 in this run's 2.0 s, 20 left at 1.0 URLs/s
-    assert caplog.messages == ["done 4/24 (pages 3, failed 1) | frontier 12 | in flight 2 | "
-                               "1.0 URLs/s | ETA 20 s | memory 300 MiB"]
+    assert caplog.messages == [
+        "done 4/24 (pages 3, failed 1) | frontier 12 | in flight 2 | 1.0 URLs/s | ETA 20 s | memory 300 MiB"
+    ]
 
 
 def test_bar_of_a_resumed_crawl_counts_earlier_urls_but_not_in_its_rate():

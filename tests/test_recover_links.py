@@ -21,5 +21,8 @@ def test_recovered_links_pass_the_trap_and_length_guards(tmp_path):
     with StateStore.open(str(tmp_path)) as store:
         assert _recover_links(config, store, records) == 1
         assert [(store.state_of(url), store.reason_of(url)) for url in links] == [
-            (FRONTIER, None), (SKIPPED, "too many path segments"), (SKIPPED, "repeated path segment"),
-            (SKIPPED, "url too long")]
+            (FRONTIER, None),
+            (SKIPPED, "too many path segments"),
+            (SKIPPED, "repeated path segment"),
+            (SKIPPED, "url too long"),
+        ]

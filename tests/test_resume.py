@@ -38,7 +38,7 @@ def test_sigkill_of_the_whole_crawl_then_the_same_command_finishes_it(tmp_path, 
     assert markdown_by_path(records, site) == reference
     # no page recorded before the kill was requested again
     for url in recorded_before:
-        path = url[len(site.url("")):]
+        path = url[len(site.url("")) :]
         assert hits[path] == hits_before[path] == 1, path
     # at most the fetches under way at the kill were repeated
     repeated = {p: n for p, n in hits.items() if n > 1 and p != "/robots.txt"}
@@ -73,9 +73,13 @@ def test_another_seed_in_the_same_folder_is_an_error_unless_restart(tmp_path):
     out = tmp_path / "out"
     with SiteServer({"/": Route("<p>home</p>"), "/other": Route("<p>other</p>")}) as site:
         for path, extra, code in (("/", (), 0), ("/other", (), 2), ("/other", ("--restart",), 0)):
-            proc = subprocess.run([sys.executable, "-m", "crawler", site.url(path), "--out", str(out),
-                                   "--quiet", *extra], cwd=ROOT, capture_output=True, text=True,
-                                  timeout=DEADLINE_S)
+            proc = subprocess.run(
+                [sys.executable, "-m", "crawler", site.url(path), "--out", str(out), "--quiet", *extra],
+                cwd=ROOT,
+                capture_output=True,
+                text=True,
+                timeout=DEADLINE_S,
+            )
             assert proc.returncode == code, proc.stderr
             if code == 2:
                 assert proc.stderr.count("\n") == 1 and "use --restart to start over" in proc.stderr
@@ -83,10 +87,16 @@ def test_another_seed_in_the_same_folder_is_an_error_unless_restart(tmp_path):
     assert sorted(read_records(str(out))) == [site.url("/other")]
 
 
-@pytest.mark.parametrize("content, kept", [
-    (b"", b""), (b"a\nb\n", b"a\nb\n"), (b"a\nb\npart", b"a\nb\n"), (b"part", b""),
-    (b"x" * 70000 + b"\n" + b"y" * 70000, b"x" * 70000 + b"\n"),
-])
+@pytest.mark.parametrize(
+    "content, kept",
+    [
+        (b"", b""),
+        (b"a\nb\n", b"a\nb\n"),
+        (b"a\nb\npart", b"a\nb\n"),
+        (b"part", b""),
+        (b"x" * 70000 + b"\n" + b"y" * 70000, b"x" * 70000 + b"\n"),
+    ],
+)
 def test_cut_partial_line(tmp_path, content, kept):
     path = tmp_path / "f"
     path.write_bytes(content)
@@ -96,11 +106,11 @@ def test_cut_partial_line(tmp_path, content, kept):
 
 def test_max_memory_slows_the_crawl_to_one_request_at_a_time(tmp_path):
     from tests.helpers.crawlutil import run_crawl
+
     paths = [f"/p{i}" for i in range(12)]
     with SiteServer({"/": Route("".join(f'<a href="{p}">{p}</a>' for p in paths))}) as site:
         site.routes.update({p: Route(f"<p>{p}</p>", delay_s=0.05) for p in paths})
-        summary, records = run_crawl(tmp_path, site.url("/"), workers=2, threads=4,
-                                     max_memory_bytes=1)
+        summary, records = run_crawl(tmp_path, site.url("/"), workers=2, threads=4, max_memory_bytes=1)
         most = site.max_concurrent
     assert most == 1 and summary["pages"] == 13 and summary["reconciled"]
 
@@ -128,10 +138,28 @@ def test_dispatcher_memory_stays_flat_over_50000_urls(tmp_path):
     with BigSite(count) as site:
         # --per-host 8: 50,000 tiny pages one request at a time (the adaptive default)
         # are bound by the round trip, and this test is about memory
-        proc = subprocess.Popen([sys.executable, "-m", "crawler", site.url("/p0"), "--out",
-                                 str(tmp_path / "out"), "--workers", "2", "--threads", "4",
-                                 "--per-host", "8", "--progress-interval", "0.5"], cwd=ROOT,
-                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "crawler",
+                site.url("/p0"),
+                "--out",
+                str(tmp_path / "out"),
+                "--workers",
+                "2",
+                "--threads",
+                "4",
+                "--per-host",
+                "8",
+                "--progress-interval",
+                "0.5",
+            ],
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
         dispatcher = __import__("psutil").Process(proc.pid)
         samples = []
         for line in proc.stderr:
@@ -149,6 +177,8 @@ def test_dispatcher_memory_stays_flat_over_50000_urls(tmp_path):
     assert summary["pages"] == count and summary["reconciled"]
     assert last_done >= 40_000
     growth = last_rss - at_10k
-    print(f"dispatcher RSS {at_10k / 2**20:.1f} MiB at 10,000 URLs, {last_rss / 2**20:.1f} MiB at "
-          f"{last_done}: {growth / (last_done - 10_000):.0f} bytes per URL")
+    print(
+        f"dispatcher RSS {at_10k / 2**20:.1f} MiB at 10,000 URLs, {last_rss / 2**20:.1f} MiB at "
+        f"{last_done}: {growth / (last_done - 10_000):.0f} bytes per URL"
+    )
     assert growth < 24 * 2**20

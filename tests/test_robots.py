@@ -34,27 +34,37 @@ def test_constants():
     assert ROBOTS_MAX_BYTES == 512_000
     assert ROBOTS_MAX_REDIRECTS == 5
     assert (robots.PARSED, robots.UNAVAILABLE, robots.UNREACHABLE, robots.IGNORED) == (
-        "parsed", "unavailable", "unreachable", "ignored")
+        "parsed",
+        "unavailable",
+        "unreachable",
+        "ignored",
+    )
 
 
 # ---------------------------------------------------------------- origins, tokens
 
-@pytest.mark.parametrize("url, expected", [
-    ("https://example.com/", "https://example.com"),
-    ("https://example.com", "https://example.com"),
-    ("http://example.com/a/b?c=d", "http://example.com"),
-    ("https://example.com:8443/a?b", "https://example.com:8443"),
-    ("http://example.com:8080/", "http://example.com:8080"),
-    ("https://ann:secret@example.com/x", "https://example.com"),
-    ("http://[2001:db8::1]:8080/x", "http://[2001:db8::1]:8080"),
-    ("http://127.0.0.1:5000/robots.txt", "http://127.0.0.1:5000"),
-])
+
+@pytest.mark.parametrize(
+    "url, expected",
+    [
+        ("https://example.com/", "https://example.com"),
+        ("https://example.com", "https://example.com"),
+        ("http://example.com/a/b?c=d", "http://example.com"),
+        ("https://example.com:8443/a?b", "https://example.com:8443"),
+        ("http://example.com:8080/", "http://example.com:8080"),
+        ("https://ann:secret@example.com/x", "https://example.com"),
+        ("http://[2001:db8::1]:8080/x", "http://[2001:db8::1]:8080"),
+        ("http://127.0.0.1:5000/robots.txt", "http://127.0.0.1:5000"),
+    ],
+)
 def test_origin_of(url, expected):
     assert origin_of(url) == expected
 
 
-@hypothesis.given(st.sampled_from(["http://", "https://", "HTTP://", "http:/", "ftp://", ""]),
-                  st.text(alphabet="ab1:@[]/?#.%-", max_size=30))
+@hypothesis.given(
+    st.sampled_from(["http://", "https://", "HTTP://", "http:/", "ftp://", ""]),
+    st.text(alphabet="ab1:@[]/?#.%-", max_size=30),
+)
 def test_origin_of_fast_path_agrees_with_the_rfc_3986_split(prefix, rest):
     url = prefix + rest
     try:
@@ -81,29 +91,32 @@ def test_robots_url():
     assert robots_url(origin_of("http://h:8000/a/b.html")) == "http://h:8000/robots.txt"
 
 
-@pytest.mark.parametrize("user_agent, expected", [
-    ("crawler/0.1 (corpus crawler; python-requests)", "crawler"),
-    ("crawler/0.1 (+https://example.org/bot)", "crawler"),
-    ("crawler", "crawler"),
-    ("  crawler  ", "crawler"),
-    ("MyBot/2.0", "MyBot"),
-    ("my-bot_x/1", "my-bot_x"),
-    ("Mozilla/5.0 (compatible; Googlebot/2.1)", "Mozilla"),
-    ("crawler (no version)", "crawler"),
-    ("crawler;x", "crawler"),
-    ("", ""),
-    ("   ", ""),
-    ("/1.0", ""),
-])
+@pytest.mark.parametrize(
+    "user_agent, expected",
+    [
+        ("crawler/0.1 (corpus crawler; python-requests)", "crawler"),
+        ("crawler/0.1 (+https://example.org/bot)", "crawler"),
+        ("crawler", "crawler"),
+        ("  crawler  ", "crawler"),
+        ("MyBot/2.0", "MyBot"),
+        ("my-bot_x/1", "my-bot_x"),
+        ("Mozilla/5.0 (compatible; Googlebot/2.1)", "Mozilla"),
+        ("crawler (no version)", "crawler"),
+        ("crawler;x", "crawler"),
+        ("", ""),
+        ("   ", ""),
+        ("/1.0", ""),
+    ],
+)
 def test_product_token(user_agent, expected):
     assert product_token(user_agent) == expected
 
 
 # ------------------------------------------- group choice (RFC 9309 §2.2.1) and protego
 
-GROUPS = ("User-agent: *\nDisallow: /star\n\n"
-          "User-agent: python-requests\nDisallow: /\n\n"
-          "User-agent: example\nDisallow: /\n")
+GROUPS = (
+    "User-agent: *\nDisallow: /star\n\nUser-agent: python-requests\nDisallow: /\n\nUser-agent: example\nDisallow: /\n"
+)
 
 
 def test_protego_matches_tokens_inside_a_full_user_agent_header():
@@ -119,45 +132,52 @@ def test_protego_matches_tokens_inside_a_full_user_agent_header():
     assert rules.allowed("http://h/star/x", UA) is False  # the '*' group applies
 
 
-SPLIT_GROUPS = ("User-agent: crawler\nDisallow: /y\n\nUser-agent: other\nDisallow: /\n\n"
-                "User-agent: crawler\nDisallow: /z\n")
+SPLIT_GROUPS = (
+    "User-agent: crawler\nDisallow: /y\n\nUser-agent: other\nDisallow: /\n\nUser-agent: crawler\nDisallow: /z\n"
+)
 
 
-@pytest.mark.parametrize("text, url, expected", [
-    # our own group wins over '*', whatever the order
-    ("User-agent: *\nDisallow: /\n\nUser-agent: crawler\nDisallow: /x\n", "/y", True),
-    ("User-agent: crawler\nDisallow: /x\n\nUser-agent: *\nDisallow: /\n", "/x", False),
-    ("User-agent: crawler\nDisallow: /x\n\nUser-agent: *\nDisallow: /\n", "/y", True),
-    # case-insensitive
-    ("User-agent: *\nAllow: /\n\nUser-agent: CRAWLER\nDisallow: /\n", "/y", False),
-    # a line naming several agents, and groups of the same agent merged (§2.2.1)
-    ("User-agent: other\nUser-agent: crawler\nDisallow: /y\n", "/y", False),
-    (SPLIT_GROUPS, "/z", False),
-    (SPLIT_GROUPS, "/q", True),
-    # other agents' groups do not apply; no '*' group: allowed
-    ("User-agent: otherbot\nDisallow: /\n", "/y", True),
-    ("User-agent: crawlerbot\nDisallow: /\n", "/y", True),
-    ("User-agent: my-crawler\nDisallow: /\n", "/y", True),
-    # an empty User-agent line is no agent; a rule before any User-agent is ignored
-    ("Disallow: /\nUser-agent: *\nDisallow: /a\n", "/b", True),
-])
+@pytest.mark.parametrize(
+    "text, url, expected",
+    [
+        # our own group wins over '*', whatever the order
+        ("User-agent: *\nDisallow: /\n\nUser-agent: crawler\nDisallow: /x\n", "/y", True),
+        ("User-agent: crawler\nDisallow: /x\n\nUser-agent: *\nDisallow: /\n", "/x", False),
+        ("User-agent: crawler\nDisallow: /x\n\nUser-agent: *\nDisallow: /\n", "/y", True),
+        # case-insensitive
+        ("User-agent: *\nAllow: /\n\nUser-agent: CRAWLER\nDisallow: /\n", "/y", False),
+        # a line naming several agents, and groups of the same agent merged (§2.2.1)
+        ("User-agent: other\nUser-agent: crawler\nDisallow: /y\n", "/y", False),
+        (SPLIT_GROUPS, "/z", False),
+        (SPLIT_GROUPS, "/q", True),
+        # other agents' groups do not apply; no '*' group: allowed
+        ("User-agent: otherbot\nDisallow: /\n", "/y", True),
+        ("User-agent: crawlerbot\nDisallow: /\n", "/y", True),
+        ("User-agent: my-crawler\nDisallow: /\n", "/y", True),
+        # an empty User-agent line is no agent; a rule before any User-agent is ignored
+        ("Disallow: /\nUser-agent: *\nDisallow: /a\n", "/b", True),
+    ],
+)
 def test_group_choice(text, url, expected):
     assert parsed(text).allowed("http://h" + url, UA) is expected
 
 
-@pytest.mark.parametrize("text, expected", [
-    # a group whose token is a prefix of ours applies (RFC 9309: exact match only)
-    ("User-agent: *\nAllow: /\n\nUser-agent: crawl\nDisallow: /\n", False),
-    ("User-agent: crawl\nDisallow: /\n", False),
-    # a one-letter group ties with '*' and wins when it comes first
-    ("User-agent: c\nDisallow: /\n\nUser-agent: *\nAllow: /\n", False),
-    ("User-agent: *\nAllow: /\n\nUser-agent: c\nDisallow: /\n", True),
-    # a version or a second word after the token: RFC 9309 would read 'crawler'
-    ("User-agent: crawler/1.0\nDisallow: /\n", True),
-    ("User-agent: crawler bot\nDisallow: /\n", True),
-    # a wildcard in a token is dropped: 'crawler*' also names 'crawler'
-    ("User-agent: crawler*\nDisallow: /\n", False),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        # a group whose token is a prefix of ours applies (RFC 9309: exact match only)
+        ("User-agent: *\nAllow: /\n\nUser-agent: crawl\nDisallow: /\n", False),
+        ("User-agent: crawl\nDisallow: /\n", False),
+        # a one-letter group ties with '*' and wins when it comes first
+        ("User-agent: c\nDisallow: /\n\nUser-agent: *\nAllow: /\n", False),
+        ("User-agent: *\nAllow: /\n\nUser-agent: c\nDisallow: /\n", True),
+        # a version or a second word after the token: RFC 9309 would read 'crawler'
+        ("User-agent: crawler/1.0\nDisallow: /\n", True),
+        ("User-agent: crawler bot\nDisallow: /\n", True),
+        # a wildcard in a token is dropped: 'crawler*' also names 'crawler'
+        ("User-agent: crawler*\nDisallow: /\n", False),
+    ],
+)
 def test_protego_group_quirks_pinned(text, expected):
     """protego 0.7 deviations from RFC 9309 §2.2.1 that we accept (module docstring);
     a protego release that changes them fails here."""
@@ -166,42 +186,47 @@ def test_protego_group_quirks_pinned(text, expected):
 
 # ------------------------------------------- path matching (RFC 9309 §2.2.2-2.2.3)
 
-WILDCARDS = ("User-agent: *\nAllow: /*.php$\nDisallow: /\nDisallow: /fish*.php\n"
-             "Allow: /fish\nDisallow: /*?sort=\n")
+WILDCARDS = "User-agent: *\nAllow: /*.php$\nDisallow: /\nDisallow: /fish*.php\nAllow: /fish\nDisallow: /*?sort=\n"
 
 
-@pytest.mark.parametrize("path, expected", [
-    ("/filename.php", True),             # '$' end anchor, longer than '/'
-    ("/folder/filename.php", True),
-    ("/filename.php?parameters", False),  # '$': the query is part of the match
-    ("/filename.php/", False),
-    ("/fish", True),
-    ("/fish.html", True),
-    ("/fish.php", False),                # '/fish*.php' (10) beats '/*.php$' (7) and '/fish' (5)
-    ("/fishheads/catfish.php?parameters", False),
-    ("/Fish.asp", False),                # case-sensitive paths
-    ("/x?sort=1", False),
-    ("/x?a=1&sort=1", False),            # '/' (1) vs '/*?sort=' (8): disallowed either way
-    ("/robots.txt", True),               # always allowed (§2.2.2)
-])
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        ("/filename.php", True),  # '$' end anchor, longer than '/'
+        ("/folder/filename.php", True),
+        ("/filename.php?parameters", False),  # '$': the query is part of the match
+        ("/filename.php/", False),
+        ("/fish", True),
+        ("/fish.html", True),
+        ("/fish.php", False),  # '/fish*.php' (10) beats '/*.php$' (7) and '/fish' (5)
+        ("/fishheads/catfish.php?parameters", False),
+        ("/Fish.asp", False),  # case-sensitive paths
+        ("/x?sort=1", False),
+        ("/x?a=1&sort=1", False),  # '/' (1) vs '/*?sort=' (8): disallowed either way
+        ("/robots.txt", True),  # always allowed (§2.2.2)
+    ],
+)
 def test_wildcards(path, expected):
     assert parsed(WILDCARDS).allowed("http://h" + path, UA) is expected
 
 
-@pytest.mark.parametrize("rules, path, expected", [
-    ("Disallow: /%7Efoo", "/~foo", False),           # escapes compared decoded (§2.2.2)
-    ("Disallow: /~foo", "/%7Efoo", False),
-    ("Disallow: /café", "/caf%C3%A9", False),        # UTF-8 rule vs encoded URL
-    ("Disallow: /caf%C3%A9", "/café", False),
-    ("Disallow: /a%2Fb", "/a%2Fb", False),           # '%2F' is not '/'
-    ("Disallow: /a%2Fb", "/a/b", True),
-    ("Disallow: /a/b", "/a%2Fb", True),
-    ("Disallow: /p?", "/p", True),                   # '?' is a literal character
-    ("Disallow: /p?", "/p?", False),
-    ("Disallow:", "/anything", True),                # empty Disallow: nothing
-    ("Allow: /\nDisallow: /", "/x", True),           # equal length: allow wins
-    ("Dissallow: /typo", "/typo", False),            # protego accepts misspellings
-])
+@pytest.mark.parametrize(
+    "rules, path, expected",
+    [
+        ("Disallow: /%7Efoo", "/~foo", False),  # escapes compared decoded (§2.2.2)
+        ("Disallow: /~foo", "/%7Efoo", False),
+        ("Disallow: /café", "/caf%C3%A9", False),  # UTF-8 rule vs encoded URL
+        ("Disallow: /caf%C3%A9", "/café", False),
+        ("Disallow: /a%2Fb", "/a%2Fb", False),  # '%2F' is not '/'
+        ("Disallow: /a%2Fb", "/a/b", True),
+        ("Disallow: /a/b", "/a%2Fb", True),
+        ("Disallow: /p?", "/p", True),  # '?' is a literal character
+        ("Disallow: /p?", "/p?", False),
+        ("Disallow:", "/anything", True),  # empty Disallow: nothing
+        ("Allow: /\nDisallow: /", "/x", True),  # equal length: allow wins
+        ("Dissallow: /typo", "/typo", False),  # protego accepts misspellings
+    ],
+)
 def test_path_matching(rules, path, expected):
     assert parsed("User-agent: *\n" + rules + "\n").allowed("http://h" + path, UA) is expected
 
@@ -209,14 +234,21 @@ def test_path_matching(rules, path, expected):
 def test_allow_index_html_also_allows_the_directory():
     rules = parsed("User-agent: *\nDisallow: /\nAllow: /docs/index.html\n")
     assert rules.allowed("http://h/docs/index.html", UA) is True
-    assert rules.allowed("http://h/docs/", UA) is True       # protego (Google) reading
+    assert rules.allowed("http://h/docs/", UA) is True  # protego (Google) reading
     assert rules.allowed("http://h/docs/other", UA) is False
 
 
-@pytest.mark.parametrize("body", [
-    b"", b"\n\n", b"# only a comment\n", b"<html><body>Not here</body></html>",
-    b"\x00\xff\xfe garbage \x80\n", b"User-agent: *\n",
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        b"",
+        b"\n\n",
+        b"# only a comment\n",
+        b"<html><body>Not here</body></html>",
+        b"\x00\xff\xfe garbage \x80\n",
+        b"User-agent: *\n",
+    ],
+)
 def test_file_without_rules_allows_all(body):
     rules = parsed(body)
     assert rules.state == "parsed" and not rules.unreachable
@@ -245,6 +277,7 @@ def test_invalid_utf8_is_replaced_not_fatal():
 
 
 # ---------------------------------------------------------------- 500 KiB limit (§2.5)
+
 
 def _padding(size: int) -> bytes:
     """Comment lines of exactly ``size`` bytes."""
@@ -301,28 +334,42 @@ def test_bom_is_stripped_before_the_limit_is_counted():
 
 # ---------------------------------------------------------------- status table (§2.3.1)
 
-@pytest.mark.parametrize("status, error, state, allowed, text", [
-    (200, None, "parsed", False, "robots.txt disallows"),
-    (203, None, "parsed", False, "robots.txt disallows"),
-    (301, None, "unavailable", True,
-     "robots.txt unavailable (http 301, still a redirect after 5 redirects): all allowed"),
-    (308, None, "unavailable", True,
-     "robots.txt unavailable (http 308, still a redirect after 5 redirects): all allowed"),
-    (400, None, "unavailable", True, "robots.txt unavailable (http 400): all allowed"),
-    (401, None, "unavailable", True, "robots.txt unavailable (http 401): all allowed"),
-    (403, None, "unavailable", True, "robots.txt unavailable (http 403): all allowed"),
-    (404, None, "unavailable", True, "robots.txt unavailable (http 404): all allowed"),
-    (410, None, "unavailable", True, "robots.txt unavailable (http 410): all allowed"),
-    (429, None, "unreachable", False, "robots.txt unreachable (http 429)"),
-    (500, None, "unreachable", False, "robots.txt unreachable (http 500)"),
-    (503, None, "unreachable", False, "robots.txt unreachable (http 503)"),
-    (599, None, "unreachable", False, "robots.txt unreachable (http 599)"),
-    (None, "timeout", "unreachable", False, "robots.txt unreachable (timeout)"),
-    (None, "connection", "unreachable", False, "robots.txt unreachable (connection)"),
-    (None, None, "unreachable", False, "robots.txt unreachable (network error)"),
-    (100, None, "unreachable", False, "robots.txt unreachable (http 100)"),
-    (600, None, "unreachable", False, "robots.txt unreachable (http 600)"),
-])
+
+@pytest.mark.parametrize(
+    "status, error, state, allowed, text",
+    [
+        (200, None, "parsed", False, "robots.txt disallows"),
+        (203, None, "parsed", False, "robots.txt disallows"),
+        (
+            301,
+            None,
+            "unavailable",
+            True,
+            "robots.txt unavailable (http 301, still a redirect after 5 redirects): all allowed",
+        ),
+        (
+            308,
+            None,
+            "unavailable",
+            True,
+            "robots.txt unavailable (http 308, still a redirect after 5 redirects): all allowed",
+        ),
+        (400, None, "unavailable", True, "robots.txt unavailable (http 400): all allowed"),
+        (401, None, "unavailable", True, "robots.txt unavailable (http 401): all allowed"),
+        (403, None, "unavailable", True, "robots.txt unavailable (http 403): all allowed"),
+        (404, None, "unavailable", True, "robots.txt unavailable (http 404): all allowed"),
+        (410, None, "unavailable", True, "robots.txt unavailable (http 410): all allowed"),
+        (429, None, "unreachable", False, "robots.txt unreachable (http 429)"),
+        (500, None, "unreachable", False, "robots.txt unreachable (http 500)"),
+        (503, None, "unreachable", False, "robots.txt unreachable (http 503)"),
+        (599, None, "unreachable", False, "robots.txt unreachable (http 599)"),
+        (None, "timeout", "unreachable", False, "robots.txt unreachable (timeout)"),
+        (None, "connection", "unreachable", False, "robots.txt unreachable (connection)"),
+        (None, None, "unreachable", False, "robots.txt unreachable (network error)"),
+        (100, None, "unreachable", False, "robots.txt unreachable (http 100)"),
+        (600, None, "unreachable", False, "robots.txt unreachable (http 600)"),
+    ],
+)
 def test_status_table(status, error, state, allowed, text):
     rules = RobotsRules.from_response(status, b"User-agent: *\nDisallow: /\n", error)
     assert (rules.state, rules.status, rules.error) == (state, status, error)
@@ -364,26 +411,30 @@ def test_rules_are_frozen():
 
 # ---------------------------------------------------------------- delays
 
-@pytest.mark.parametrize("text, expected", [
-    ("User-agent: *\nDisallow: /x\n", None),
-    ("User-agent: *\nCrawl-delay: 2\n", 2.0),
-    ("User-agent: *\nCrawl-delay: 0.5\n", 0.5),
-    ("User-agent: *\nCrawl-delay: 0\n", 0.0),
-    ("User-agent: *\nCrawl-delay: soon\n", None),
-    ("User-agent: *\nCrawl-delay: -1\n", None),
-    ("User-agent: *\nCrawl-delay: inf\n", None),
-    ("User-agent: *\nRequest-rate: 1/10s\n", 10.0),
-    ("User-agent: *\nRequest-rate: 3/1m\n", 20.0),
-    ("User-agent: *\nRequest-rate: 2/5\n", 2.5),
-    ("User-agent: *\nRequest-rate: 1/1h 0600-0845\n", 3600.0),  # time window ignored
-    ("User-agent: *\nRequest-rate: 0/5s\n", None),
-    ("User-agent: *\nCrawl-delay: 4\nRequest-rate: 1/10s\n", 10.0),  # the larger
-    ("User-agent: *\nCrawl-delay: 30\nRequest-rate: 1/10s\n", 30.0),
-    # the group chosen as for allowed(): ours, not '*'
-    ("User-agent: *\nCrawl-delay: 5\n\nUser-agent: crawler\nCrawl-delay: 1\n", 1.0),
-    ("User-agent: *\nCrawl-delay: 5\n\nUser-agent: crawler\nDisallow: /x\n", None),
-    ("User-agent: python-requests\nCrawl-delay: 9\n", None),
-])
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("User-agent: *\nDisallow: /x\n", None),
+        ("User-agent: *\nCrawl-delay: 2\n", 2.0),
+        ("User-agent: *\nCrawl-delay: 0.5\n", 0.5),
+        ("User-agent: *\nCrawl-delay: 0\n", 0.0),
+        ("User-agent: *\nCrawl-delay: soon\n", None),
+        ("User-agent: *\nCrawl-delay: -1\n", None),
+        ("User-agent: *\nCrawl-delay: inf\n", None),
+        ("User-agent: *\nRequest-rate: 1/10s\n", 10.0),
+        ("User-agent: *\nRequest-rate: 3/1m\n", 20.0),
+        ("User-agent: *\nRequest-rate: 2/5\n", 2.5),
+        ("User-agent: *\nRequest-rate: 1/1h 0600-0845\n", 3600.0),  # time window ignored
+        ("User-agent: *\nRequest-rate: 0/5s\n", None),
+        ("User-agent: *\nCrawl-delay: 4\nRequest-rate: 1/10s\n", 10.0),  # the larger
+        ("User-agent: *\nCrawl-delay: 30\nRequest-rate: 1/10s\n", 30.0),
+        # the group chosen as for allowed(): ours, not '*'
+        ("User-agent: *\nCrawl-delay: 5\n\nUser-agent: crawler\nCrawl-delay: 1\n", 1.0),
+        ("User-agent: *\nCrawl-delay: 5\n\nUser-agent: crawler\nDisallow: /x\n", None),
+        ("User-agent: python-requests\nCrawl-delay: 9\n", None),
+    ],
+)
 def test_crawl_delay(text, expected):
     delay = parsed(text).crawl_delay(UA)
     assert delay == expected
@@ -392,43 +443,98 @@ def test_crawl_delay(text, expected):
 
 # ---------------------------------------------------------------- sitemaps
 
+
 def test_sitemaps_absolute_normalized_deduplicated_in_order():
-    rules = parsed("Sitemap: https://Example.com/b.xml\n"
-                   "User-agent: *\nDisallow: /x\n"
-                   "Sitemap: https://example.com/a.xml?z=1&a=2#frag\n"
-                   "Sitemap: /relative.xml\n"
-                   "Sitemap: ftp://example.com/c.xml\n"
-                   "Sitemap: https://example.com:443/b.xml\n"
-                   "sitemap:https://cdn.example.net/all.xml.gz\n"
-                   "Sitemap: \n")
-    assert rules.sitemaps == ("https://example.com/b.xml", "https://example.com/a.xml?z=1&a=2",
-                              "https://cdn.example.net/all.xml.gz")
+    rules = parsed(
+        "Sitemap: https://Example.com/b.xml\n"
+        "User-agent: *\nDisallow: /x\n"
+        "Sitemap: https://example.com/a.xml?z=1&a=2#frag\n"
+        "Sitemap: /relative.xml\n"
+        "Sitemap: ftp://example.com/c.xml\n"
+        "Sitemap: https://example.com:443/b.xml\n"
+        "sitemap:https://cdn.example.net/all.xml.gz\n"
+        "Sitemap: \n"
+    )
+    assert rules.sitemaps == (
+        "https://example.com/b.xml",
+        "https://example.com/a.xml?z=1&a=2",
+        "https://cdn.example.net/all.xml.gz",
+    )
     assert rules.allowed("http://example.com/x", UA) is False  # Sitemap ends no group
 
 
 # ---------------------------------------------------------------- cost
 
 #: A robots.txt shaped like a large site's: 4 groups, 102 lines, wildcards and '$'.
-REALISTIC = "\n".join(
-    ["# robots.txt for a large documentation and shop site", "User-agent: Googlebot",
-     "Allow: /", "Disallow: /search", "Disallow: /*?q=", ""] +
-    ["User-agent: bingbot", "Crawl-delay: 1", "Disallow: /cart/", ""] +
-    ["User-agent: GPTBot", "Disallow: /", ""] +
-    ["User-agent: *", "Crawl-delay: 0.5"] +
-    [f"Disallow: /{word}/" for word in (
-        "admin", "cart", "checkout", "account", "login", "logout", "register", "wp-admin",
-        "cgi-bin", "tmp", "private", "internal", "api", "static/drafts", "preview",
-        "print", "feeds", "trackback", "comments", "tag", "author", "wp-includes")] +
-    [f"Disallow: /*{suffix}" for suffix in (
-        "?sort=", "?order=", "?filter=", "&page=", "?replytocom=", "?share=", ".pdf$",
-        ".zip$", "/print$", "?utm_", "?session", "?sid=", "/edit$", "?action=edit")] +
-    [f"Disallow: /docs/{v}/_sources/" for v in range(2, 40)] +
-    [f"Allow: /docs/{v}/_sources/index.txt$" for v in range(2, 12)] +
-    ["Allow: /api/public/", "Allow: /wp-admin/admin-ajax.php",
-     "Sitemap: https://example.com/sitemap.xml"]) + "\n"
+REALISTIC = (
+    "\n".join(
+        [
+            "# robots.txt for a large documentation and shop site",
+            "User-agent: Googlebot",
+            "Allow: /",
+            "Disallow: /search",
+            "Disallow: /*?q=",
+            "",
+        ]
+        + ["User-agent: bingbot", "Crawl-delay: 1", "Disallow: /cart/", ""]
+        + ["User-agent: GPTBot", "Disallow: /", ""]
+        + ["User-agent: *", "Crawl-delay: 0.5"]
+        + [
+            f"Disallow: /{word}/"
+            for word in (
+                "admin",
+                "cart",
+                "checkout",
+                "account",
+                "login",
+                "logout",
+                "register",
+                "wp-admin",
+                "cgi-bin",
+                "tmp",
+                "private",
+                "internal",
+                "api",
+                "static/drafts",
+                "preview",
+                "print",
+                "feeds",
+                "trackback",
+                "comments",
+                "tag",
+                "author",
+                "wp-includes",
+            )
+        ]
+        + [
+            f"Disallow: /*{suffix}"
+            for suffix in (
+                "?sort=",
+                "?order=",
+                "?filter=",
+                "&page=",
+                "?replytocom=",
+                "?share=",
+                ".pdf$",
+                ".zip$",
+                "/print$",
+                "?utm_",
+                "?session",
+                "?sid=",
+                "/edit$",
+                "?action=edit",
+            )
+        ]
+        + [f"Disallow: /docs/{v}/_sources/" for v in range(2, 40)]
+        + [f"Allow: /docs/{v}/_sources/index.txt$" for v in range(2, 12)]
+        + ["Allow: /api/public/", "Allow: /wp-admin/admin-ajax.php", "Sitemap: https://example.com/sitemap.xml"]
+    )
+    + "\n"
+)
 
-URLS = [f"https://example.com/docs/3.{i % 13}/library/module{i}.html" for i in range(200)] + \
-       [f"https://example.com/shop/item/{i}?sort=price&page={i % 7}" for i in range(100)]
+URLS = [f"https://example.com/docs/3.{i % 13}/library/module{i}.html" for i in range(200)] + [
+    f"https://example.com/shop/item/{i}?sort=price&page={i % 7}" for i in range(100)
+]
 
 
 def test_realistic_file_answers():
@@ -465,6 +571,7 @@ def test_allowed_is_cheap():
 
 # ---------------------------------------------------------------- conformance cases
 
+
 def _case(cid: str) -> dict:
     cases = {c["id"]: c for c in load_cases()}
     assert cases[cid]["category"] == "robots.txt"
@@ -473,8 +580,7 @@ def _case(cid: str) -> dict:
 
 def _verdicts(text: str) -> list[tuple[str, bool]]:
     """'/pub/a.html allowed, /private disallowed' -> [('/pub/a.html', True), ...]."""
-    return [(path, word == "allowed")
-            for path, word in re.findall(r"(/\S*) (allowed|disallowed)\b", text)]
+    return [(path, word == "allowed") for path, word in re.findall(r"(/\S*) (allowed|disallowed)\b", text)]
 
 
 def test_conformance_file_has_the_cases_tested_here():
@@ -498,17 +604,29 @@ def test_C26_longest_match_wins_and_allow_wins_ties():
         for path, allowed in verdicts:
             assert rules.allowed("https://example.com" + path, UA) is allowed, (body, path)
             checked.append((path, allowed))
-    assert checked == [("/pub/a.html", True), ("/private", False), ("/checkout/step1", False),
-                       ("/admin/ajax.php", True), ("/admin/x", False), ("/same", True)]
+    assert checked == [
+        ("/pub/a.html", True),
+        ("/private", False),
+        ("/checkout/step1", False),
+        ("/admin/ajax.php", True),
+        ("/admin/x", False),
+        ("/same", True),
+    ]
 
 
 def test_C26_the_whole_kind_order_does_not_matter():
     """Longest match, not file order: every permutation of the rules gives the same."""
     import itertools
-    lines = ["Disallow: /admin/", "Allow: /admin/ajax.php", "Disallow: /same", "Allow: /same",
-             "Disallow: /", "Allow: /pub"]
-    expected = {"/admin/ajax.php": True, "/admin/x": False, "/same": True, "/pub/a": True,
-                "/private": False}
+
+    lines = [
+        "Disallow: /admin/",
+        "Allow: /admin/ajax.php",
+        "Disallow: /same",
+        "Allow: /same",
+        "Disallow: /",
+        "Allow: /pub",
+    ]
+    expected = {"/admin/ajax.php": True, "/admin/x": False, "/same": True, "/pub/a": True, "/private": False}
     for order in itertools.permutations(lines):
         rules = parsed("User-agent: *\n" + "\n".join(order) + "\n")
         assert {p: rules.allowed("http://h" + p, UA) for p in expected} == expected, order
@@ -518,8 +636,11 @@ def _case_bytes(spec: str) -> bytes:
     """'EF BB BF 'User-agent: *' CR LF' -> the bytes it describes."""
     out = b""
     for quoted, word in re.findall(r"'([^']*)'|(\S+)", spec):
-        out += quoted.encode("utf-8") if quoted else (
-            b"\r" if word == "CR" else b"\n" if word == "LF" else bytes.fromhex(word))
+        out += (
+            quoted.encode("utf-8")
+            if quoted
+            else (b"\r" if word == "CR" else b"\n" if word == "LF" else bytes.fromhex(word))
+        )
     return out
 
 
@@ -536,9 +657,11 @@ def test_C29_utf8_bom_ignored_crlf_accepted():
     raw = Protego.parse(body.decode("utf-8"))
     assert raw.can_fetch("https://example.com/private/x", "crawler") is True
     # the whole kind: a BOM before any first line, and BOM + other line endings
-    for rest in (b"User-agent: crawler\nDisallow: /private\n",
-                 b"User-agent: *\rDisallow: /private\r",
-                 b"\r\nUser-agent: *\r\nDisallow: /private"):
+    for rest in (
+        b"User-agent: crawler\nDisallow: /private\n",
+        b"User-agent: *\rDisallow: /private\r",
+        b"\r\nUser-agent: *\r\nDisallow: /private",
+    ):
         rules = RobotsRules.from_response(200, b"\xef\xbb\xbf" + rest)
         assert rules.allowed("https://example.com/private/x", UA) is False, rest
         assert rules.allowed("https://example.com/public", UA) is True, rest
@@ -553,18 +676,21 @@ def test_C31_server_and_network_errors_disallow_all_for_now():
     assert "every URL on that host disallowed for now; robots.txt retried later" in case["expected"]
     outcomes = [(status, b"<html>Maintenance</html>", None) for status in range(500, 600)]
     outcomes += [(429, b"", None), (503, None, None)]
-    outcomes += [(None, None, reason) for reason in (
-        "connection refused", "connection", "timeout", "dns", "tls", "incomplete body", None)]
+    outcomes += [
+        (None, None, reason)
+        for reason in ("connection refused", "connection", "timeout", "dns", "tls", "incomplete body", None)
+    ]
     for status, body, error in outcomes:
         rules = RobotsRules.from_response(status, body, error)
         assert rules.unreachable is True, status
         for path in ("/", "/index.html", "/any/page?x=1"):
             assert rules.allowed("https://example.com" + path, UA) is False, (status, path)
         assert rules.describe().startswith("robots.txt unreachable ("), status
-    assert RobotsRules.from_response(503, b"<html>Maintenance</html>").describe() == \
-        "robots.txt unreachable (http 503)"
-    assert RobotsRules.from_response(None, None, "connection refused").describe() == \
-        "robots.txt unreachable (connection refused)"
+    assert RobotsRules.from_response(503, b"<html>Maintenance</html>").describe() == "robots.txt unreachable (http 503)"
+    assert (
+        RobotsRules.from_response(None, None, "connection refused").describe()
+        == "robots.txt unreachable (connection refused)"
+    )
 
 
 def test_C31_4xx_means_allow_all():
@@ -591,8 +717,7 @@ def test_C31_redirected_file_applies_to_the_original_origin():
     rules = RobotsRules.from_response(200, b"User-agent: *\nDisallow: /")  # the final response
     policy = {origin: rules}  # what the caller keeps: keyed by the ORIGINAL origin
     for path in ("/", "/docs/page.html", "/a?b=c"):
-        assert policy[origin_of("https://example.com" + path)].allowed(
-            "https://example.com" + path, UA) is False
+        assert policy[origin_of("https://example.com" + path)].allowed("https://example.com" + path, UA) is False
 
 
 def test_C31_too_many_redirects_is_unavailable():

@@ -70,9 +70,17 @@ def test_against_the_round_robin_on_the_same_input_each_origin_gets_its_turn():
             scheduler.push(FetchTask(url, 1))
     heap = drive(scheduler, politeness)
     assert heap == [  # turn by turn, origins in the order they first had work
-        origin(0) + "/p0", origin(1) + "/p0", origin(2) + "/p0", origin(3) + "/p0",
-        origin(0) + "/p1", origin(2) + "/p1", origin(3) + "/p1",
-        origin(0) + "/p2", origin(2) + "/p2", origin(2) + "/p3"]
+        origin(0) + "/p0",
+        origin(1) + "/p0",
+        origin(2) + "/p0",
+        origin(3) + "/p0",
+        origin(0) + "/p1",
+        origin(2) + "/p1",
+        origin(3) + "/p1",
+        origin(0) + "/p2",
+        origin(2) + "/p2",
+        origin(2) + "/p3",
+    ]
     rr = round_robin(tasks)
     assert sorted(rr) == sorted(heap)
     # the round robin skipped origin 2 in the first turn when origin 1 emptied
@@ -90,7 +98,7 @@ def test_fair_over_many_origins_no_origin_gets_a_second_turn_before_all_had_one(
     assert max_lag(order, tasks) == 1
     assert len(order) == 1500
     for turn in range(3):  # turn k: every origin's k-th page, origins in push order
-        assert order[turn * 500:(turn + 1) * 500] == [f"{origin(i)}/p{turn}" for i in range(500)]
+        assert order[turn * 500 : (turn + 1) * 500] == [f"{origin(i)}/p{turn}" for i in range(500)]
 
 
 def test_an_origin_with_a_delay_waits_while_the_others_go_on():
@@ -100,7 +108,11 @@ def test_an_origin_with_a_delay_waits_while_the_others_go_on():
         for j in range(3):
             scheduler.push(FetchTask(f"{origin(i)}/p{j}", 1))
     assert drive(scheduler, politeness, now=0.0) == [
-        origin(0) + "/p0", origin(1) + "/p0", origin(0) + "/p1", origin(0) + "/p2"]
+        origin(0) + "/p0",
+        origin(1) + "/p0",
+        origin(0) + "/p1",
+        origin(0) + "/p2",
+    ]
     assert scheduler.wake_at() == 10.0 and scheduler.next(9.99) is None
     assert drive(scheduler, politeness, now=10.0) == [origin(1) + "/p1"]
     assert scheduler.wake_at() == 20.0
@@ -132,7 +144,8 @@ def test_robots_txt_first_then_pages_and_disallowed_ones_are_skipped():
     scheduler.refresh(origin(0))
     assert drive(scheduler, politeness, now=1.0) == [origin(0) + "/a", origin(0) + "/c"]
     assert [(t.url, reason.startswith("robots.txt")) for t, reason in scheduler.skipped] == [
-        (origin(0) + "/private/b", True)]
+        (origin(0) + "/private/b", True)
+    ]
 
 
 def test_site_limit_blocks_the_origin_and_a_retry_frees_its_slot():

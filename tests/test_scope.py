@@ -8,13 +8,16 @@ from crawler.config import CrawlConfig
 from crawler.web.scope import Scope, domain_key, host_of, site_of
 
 
-@pytest.mark.parametrize("url, host, site", [
-    ("http://example.org/", "example.org", "example.org"),
-    ("https://example.org/a?b=1", "example.org", "example.org"),
-    ("http://127.0.0.1:8000/x", "127.0.0.1", "127.0.0.1:8000"),
-    ("http://user:pw@Example.ORG:8080/", "example.org", "example.org:8080"),
-    ("http://[::1]:5000/", "::1", "[::1]:5000"),
-])
+@pytest.mark.parametrize(
+    "url, host, site",
+    [
+        ("http://example.org/", "example.org", "example.org"),
+        ("https://example.org/a?b=1", "example.org", "example.org"),
+        ("http://127.0.0.1:8000/x", "127.0.0.1", "127.0.0.1:8000"),
+        ("http://user:pw@Example.ORG:8080/", "example.org", "example.org:8080"),
+        ("http://[::1]:5000/", "::1", "[::1]:5000"),
+    ],
+)
 def test_host_of_and_site_of(url, host, site):
     assert host_of(url) == host
     assert site_of(url) == site
@@ -75,10 +78,18 @@ def test_allow_domain_leading_dot_admits_domain_and_subdomains():
     assert "http://example.org.evil.net/" not in scope
 
 
-@pytest.mark.parametrize("host, allowed", [
-    ("example.org", True), ("api.example.org", True), ("exact.test", True),
-    ("sub.exact.test", False), ("xexample.org", False), ("org", False), ("", False),
-])
+@pytest.mark.parametrize(
+    "host, allowed",
+    [
+        ("example.org", True),
+        ("api.example.org", True),
+        ("exact.test", True),
+        ("sub.exact.test", False),
+        ("xexample.org", False),
+        ("org", False),
+        ("", False),
+    ],
+)
 def test_host_allowed(host, allowed):
     scope = Scope([], allow_domains=["exact.test", ".example.org"])
     assert scope.host_allowed(host) is allowed
@@ -122,9 +133,14 @@ def test_bad_regex_raises_re_error():
 
 
 def test_from_config():
-    cfg = CrawlConfig(seeds=("http://127.0.0.1:8000/",), out_dir="/tmp/x", workers=1,
-                      allow_domains=(".example.org", "exact.test"),
-                      include=(r"/keep",), exclude=(r"/keep/no",))
+    cfg = CrawlConfig(
+        seeds=("http://127.0.0.1:8000/",),
+        out_dir="/tmp/x",
+        workers=1,
+        allow_domains=(".example.org", "exact.test"),
+        include=(r"/keep",),
+        exclude=(r"/keep/no",),
+    )
     scope = Scope.from_config(cfg)
     assert scope.sites == frozenset({"127.0.0.1:8000"})
     assert scope.hosts == frozenset({"exact.test"})
@@ -140,9 +156,27 @@ def test_site_of_fast_path_agrees_with_urlsplit_on_normalized_urls():
     import urllib.parse
 
     from crawler.web.urlnorm import normalize
+
     rng = random.Random(3)
-    parts = ["http://", "https://", "HTTP://", "u:p@", "Ex.ORG", "[::1]", ":8080", ":80", "/", "a",
-             "?", "#", "q=1", "%41", "é", "@", ":"]
+    parts = [
+        "http://",
+        "https://",
+        "HTTP://",
+        "u:p@",
+        "Ex.ORG",
+        "[::1]",
+        ":8080",
+        ":80",
+        "/",
+        "a",
+        "?",
+        "#",
+        "q=1",
+        "%41",
+        "é",
+        "@",
+        ":",
+    ]
     checked = 0
     for _ in range(20000):
         url = normalize("".join(rng.choice(parts) for _ in range(rng.randint(2, 9))))
@@ -153,11 +187,25 @@ def test_site_of_fast_path_agrees_with_urlsplit_on_normalized_urls():
     assert checked > 1000
 
 
-@pytest.mark.parametrize("domain, key", [
-    ("example.org", "example.org"), (".Example.ORG", ".example.org"),
-    ("Bücher.de", "xn--bcher-kva.de"), (".bücher.de", ".xn--bcher-kva.de"), ("[::1]", "::1"),
-    ("bad host!", None), ("x.org:80", None), ("a/b", None), ("user@x.org", None), ("", None),
-    (".", None), ("[::1]:8080", None), ("..example.org", None), ("a..b", None)])
+@pytest.mark.parametrize(
+    "domain, key",
+    [
+        ("example.org", "example.org"),
+        (".Example.ORG", ".example.org"),
+        ("Bücher.de", "xn--bcher-kva.de"),
+        (".bücher.de", ".xn--bcher-kva.de"),
+        ("[::1]", "::1"),
+        ("bad host!", None),
+        ("x.org:80", None),
+        ("a/b", None),
+        ("user@x.org", None),
+        ("", None),
+        (".", None),
+        ("[::1]:8080", None),
+        ("..example.org", None),
+        ("a..b", None),
+    ],
+)
 def test_allowed_domains_are_compared_as_normalized_hosts(domain, key):
     assert domain_key(domain) == key
 

@@ -12,36 +12,45 @@ from crawler.seeds import combine, parse_seed_lines, read_seed_file
 NEED = "need an absolute http:// or https:// URL"
 
 
-@pytest.mark.parametrize("lines, expected", [
-    ([], []),
-    (["", "   ", "\t\n"], []),
-    (["# a comment", "   # indented comment", "#http://a.example/"], []),
-    (["http://a.example/\n", "https://b.example/x\r\n"], ["http://a.example/", "https://b.example/x"]),
-    (["  http://a.example/  "], ["http://a.example/"]),
-    (["http://a.example/ # the manual"], ["http://a.example/"]),
-    (["http://a.example/\t# tab before the comment"], ["http://a.example/"]),
-    (["http://a.example/#top"], ["http://a.example/"]),  # a fragment, not a comment
-    (["http://a.example/#top # and a comment"], ["http://a.example/"]),
-    (["HTTP://A.Example:80/a/./b/../c"], ["http://a.example/a/c"]),  # request form
-    (["http://a.example/p?b=2&a=1"], ["http://a.example/p?b=2&a=1"]),  # query as written
-    (["http://a.example/", "http://a.example/"], ["http://a.example/", "http://a.example/"]),
-    (["http://a.example/caf\u00e9"], ["http://a.example/caf%C3%A9"]),
-])
+@pytest.mark.parametrize(
+    "lines, expected",
+    [
+        ([], []),
+        (["", "   ", "\t\n"], []),
+        (["# a comment", "   # indented comment", "#http://a.example/"], []),
+        (["http://a.example/\n", "https://b.example/x\r\n"], ["http://a.example/", "https://b.example/x"]),
+        (["  http://a.example/  "], ["http://a.example/"]),
+        (["http://a.example/ # the manual"], ["http://a.example/"]),
+        (["http://a.example/\t# tab before the comment"], ["http://a.example/"]),
+        (["http://a.example/#top"], ["http://a.example/"]),  # a fragment, not a comment
+        (["http://a.example/#top # and a comment"], ["http://a.example/"]),
+        (["HTTP://A.Example:80/a/./b/../c"], ["http://a.example/a/c"]),  # request form
+        (["http://a.example/p?b=2&a=1"], ["http://a.example/p?b=2&a=1"]),  # query as written
+        (["http://a.example/", "http://a.example/"], ["http://a.example/", "http://a.example/"]),
+        (["http://a.example/caf\u00e9"], ["http://a.example/caf%C3%A9"]),
+    ],
+)
 def test_parse_seed_lines(lines, expected):
     assert parse_seed_lines(lines, "sites.txt") == expected
 
 
-@pytest.mark.parametrize("lines, message", [
-    (["http://a.example/", "", "ftp://x"],
-     f"sites.txt line 3: invalid seed URL 'ftp://x': {NEED}"),
-    (["a.example/docs"], f"sites.txt line 1: invalid seed URL 'a.example/docs': {NEED}"),
-    (["/relative"], f"sites.txt line 1: invalid seed URL '/relative': {NEED}"),
-    (["http://127.0.0.1:99999/"], f"sites.txt line 1: invalid seed URL 'http://127.0.0.1:99999/': {NEED}"),
-    (["# ok", "http://a.example/ http://b.example/"],
-     "sites.txt line 2: one URL per line, found 'http://a.example/ http://b.example/'"),
-    (["http://a.example/ trailing words"],
-     "sites.txt line 1: one URL per line, found 'http://a.example/ trailing words'"),
-])
+@pytest.mark.parametrize(
+    "lines, message",
+    [
+        (["http://a.example/", "", "ftp://x"], f"sites.txt line 3: invalid seed URL 'ftp://x': {NEED}"),
+        (["a.example/docs"], f"sites.txt line 1: invalid seed URL 'a.example/docs': {NEED}"),
+        (["/relative"], f"sites.txt line 1: invalid seed URL '/relative': {NEED}"),
+        (["http://127.0.0.1:99999/"], f"sites.txt line 1: invalid seed URL 'http://127.0.0.1:99999/': {NEED}"),
+        (
+            ["# ok", "http://a.example/ http://b.example/"],
+            "sites.txt line 2: one URL per line, found 'http://a.example/ http://b.example/'",
+        ),
+        (
+            ["http://a.example/ trailing words"],
+            "sites.txt line 1: one URL per line, found 'http://a.example/ trailing words'",
+        ),
+    ],
+)
 def test_bad_lines_name_the_file_and_line(lines, message):
     with pytest.raises(ConfigError) as caught:
         parse_seed_lines(lines, "sites.txt")
@@ -84,13 +93,14 @@ def test_dash_reads_the_given_stdin():
 
 
 def test_combine_puts_positional_first_and_keeps_first_of_duplicates():
-    assert combine(["http://b.example/", "http://a.example/"],
-                   ["http://a.example/", "http://c.example/", "http://b.example/"]) == (
-        "http://b.example/", "http://a.example/", "http://c.example/")
+    assert combine(
+        ["http://b.example/", "http://a.example/"], ["http://a.example/", "http://c.example/", "http://b.example/"]
+    ) == ("http://b.example/", "http://a.example/", "http://c.example/")
 
 
 def test_ten_thousand_seed_lines_parse_quickly():
     import time
+
     lines = [f"https://site{i}.example/docs/index.html  # site {i}\n" for i in range(10_000)]
     started = time.process_time()
     seeds = parse_seed_lines(lines, "sites.txt")

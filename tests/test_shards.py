@@ -86,17 +86,20 @@ def check_manifest(out: str, manifest: dict) -> None:
     assert manifest["records"] == sum(entry["records"] for entry in manifest["shards"])
 
 
-@pytest.mark.parametrize("name, parsed", [
-    ("pages-00-00000.jsonl", (0, 0, None)),
-    ("pages-07-00012.jsonl.zst", (7, 12, "zstd")),
-    ("pages-123-100000.jsonl.gz", (123, 100000, "gzip")),
-    ("pages-03.jsonl", (3, -1, None)),  # before shards: read as shard -1
-    ("pages-00-00001.jsonl.zst.tmp", None),
-    ("pages-00-00001.jsonl.bz2", None),
-    ("pages-0-00001.jsonl", None),
-    ("edges-00.tsv", None),
-    ("manifest.json", None),
-])
+@pytest.mark.parametrize(
+    "name, parsed",
+    [
+        ("pages-00-00000.jsonl", (0, 0, None)),
+        ("pages-07-00012.jsonl.zst", (7, 12, "zstd")),
+        ("pages-123-100000.jsonl.gz", (123, 100000, "gzip")),
+        ("pages-03.jsonl", (3, -1, None)),  # before shards: read as shard -1
+        ("pages-00-00001.jsonl.zst.tmp", None),
+        ("pages-00-00001.jsonl.bz2", None),
+        ("pages-0-00001.jsonl", None),
+        ("edges-00.tsv", None),
+        ("manifest.json", None),
+    ],
+)
 def test_parse_shard_name(name, parsed):
     assert parse_shard_name(name) == parsed
 
@@ -121,8 +124,9 @@ def test_round_trip_with_rotation(tmp_path, compression):
     # closed shards are compressed by the writer; the last one stays plain until the end
     assert shard_files(out) == [shard_name(3, n, compression) for n in range(3)] + [shard_name(3, 3)]
     assert list(iter_records(out)) == records
-    assert finish_shards(out, compression) == ([] if compression is None else
-                                               [os.path.join(out, shard_name(3, 3, compression))])
+    assert finish_shards(out, compression) == (
+        [] if compression is None else [os.path.join(out, shard_name(3, 3, compression))]
+    )
     names = shard_files(out)
     assert names == [f"pages-03-{n:05d}{suffix}" for n in range(4)]
     assert list(iter_records(out)) == records  # identical and in order
@@ -133,8 +137,7 @@ def test_round_trip_with_rotation(tmp_path, compression):
     assert [json.loads(line) for shard in lines for line in shard] == records
     manifest = write_manifest(out, LIMIT)
     check_manifest(out, manifest)
-    assert (manifest["format"], manifest["compression"], manifest["max_shard_bytes"]) == \
-        ("jsonl", compression, LIMIT)
+    assert (manifest["format"], manifest["compression"], manifest["max_shard_bytes"]) == ("jsonl", compression, LIMIT)
     assert manifest["records"] == len(records)
     assert [e["uncompressed_bytes"] for e in manifest["shards"]] == [200, 100, 300, 250]
     if compression is not None:
@@ -204,7 +207,7 @@ def test_plain_shard_with_compressed_twin_is_read_once_and_removed(tmp_path):
     assert list(iter_records(out)) == a + a[:1]
     settle(out)
     assert shard_files(out) == [shard_name(1, 0, "gzip"), shard_name(1, 1)]
-    assert finish_shards(out, "zstd") == [second[:-len(".jsonl")] + ".jsonl.zst"]  # another compression
+    assert finish_shards(out, "zstd") == [second[: -len(".jsonl")] + ".jsonl.zst"]  # another compression
     manifest = write_manifest(out, 1000)
     check_manifest(out, manifest)
     assert manifest["compression"] == "mixed" and manifest["records"] == 5
@@ -256,20 +259,32 @@ def test_a_failed_compression_keeps_the_record_and_the_plain_shard(tmp_path, mon
 
 
 def test_restart_removes_shards_and_manifest_only(tmp_path):
-    names = [shard_name(0, 0), shard_name(0, 1, "zstd"), shard_name(1, 0, "gzip"),
-             shard_name(1, 1, "gzip") + ".tmp", shard_name(2, 0, "zstd") + ".tmp", "pages-04.jsonl",
-             "manifest.json", "manifest.json.tmp", "edges-00.tsv", "summary.json"]
+    names = [
+        shard_name(0, 0),
+        shard_name(0, 1, "zstd"),
+        shard_name(1, 0, "gzip"),
+        shard_name(1, 1, "gzip") + ".tmp",
+        shard_name(2, 0, "zstd") + ".tmp",
+        "pages-04.jsonl",
+        "manifest.json",
+        "manifest.json.tmp",
+        "edges-00.tsv",
+        "summary.json",
+    ]
     for name in names + ["notes.txt", "pages.txt"]:
         (tmp_path / name).write_text("x")
     remove_outputs(str(tmp_path))
     assert sorted(os.listdir(tmp_path)) == ["notes.txt", "pages.txt"]
 
 
-@pytest.mark.parametrize("settings, message", [
-    ({"compress": "lz4"}, "--compress must be zstd or gzip, got 'lz4'"),
-    ({"shard_bytes": 0}, "--shard-size must be from 1 byte to 1048576 MiB, got 0 bytes"),
-    ({"shard_bytes": 2 ** 41}, "--shard-size must be from 1 byte to 1048576 MiB"),
-])
+@pytest.mark.parametrize(
+    "settings, message",
+    [
+        ({"compress": "lz4"}, "--compress must be zstd or gzip, got 'lz4'"),
+        ({"shard_bytes": 0}, "--shard-size must be from 1 byte to 1048576 MiB, got 0 bytes"),
+        ({"shard_bytes": 2**41}, "--shard-size must be from 1 byte to 1048576 MiB"),
+    ],
+)
 def test_config_rejects_bad_shard_settings(tmp_path, settings, message):
     with pytest.raises(ConfigError, match=message.replace("(", r"\(")) as info:
         CrawlConfig(seeds=("http://a.example/",), out_dir=str(tmp_path), **settings).validated()
@@ -284,8 +299,9 @@ def test_config_needs_zstandard_for_zstd(tmp_path, monkeypatch):
 
 def test_command_line_flags(tmp_path):
     parse = build_parser().parse_args
-    config = config_from_args(parse(["http://a.example/", "--out", str(tmp_path), "--compress", "gzip",
-                                     "--shard-size", "0.5"]))
+    config = config_from_args(
+        parse(["http://a.example/", "--out", str(tmp_path), "--compress", "gzip", "--shard-size", "0.5"])
+    )
     assert (config.compress, config.shard_bytes) == ("gzip", 512 * 1024)
     config = config_from_args(parse(["http://a.example/", "--out", str(tmp_path)]))
     assert (config.compress, config.shard_bytes) == (None, DEFAULT_SHARD_BYTES) == (None, 128 * 2**20)
@@ -297,18 +313,17 @@ def test_command_line_flags(tmp_path):
 
 def stable(records: dict) -> dict:
     """Records without the fields that change from one fetch to the next."""
-    return {url: {k: v for k, v in r.items() if k not in ("fetched_at", "elapsed_ms")}
-            for url, r in records.items()}
+    return {url: {k: v for k, v in r.items() if k not in ("fetched_at", "elapsed_ms")} for url, r in records.items()}
 
 
-@pytest.mark.skipif(not os.path.isdir(FLASK_DOC),
-                    reason="Debian's python-flask-doc is not installed (.ci/run installs it)")
+@pytest.mark.skipif(
+    not os.path.isdir(FLASK_DOC), reason="Debian's python-flask-doc is not installed (.ci/run installs it)"
+)
 def test_crawl_with_zstd_and_small_shards_writes_the_same_records(tmp_path):
     limit = 32 * 1024
     with SiteServer(root=FLASK_DOC) as server:
         plain_summary, plain = run_crawl(tmp_path / "plain", server.url("/index.html"))
-        summary, packed = run_crawl(tmp_path / "zstd", server.url("/index.html"),
-                                    compress="zstd", shard_bytes=limit)
+        summary, packed = run_crawl(tmp_path / "zstd", server.url("/index.html"), compress="zstd", shard_bytes=limit)
     assert stable(packed) == stable(plain)
     assert summary["visited"] + summary["failed"] == len(packed) == len(plain) > 70
     out = str(tmp_path / "zstd" / "out")
@@ -318,8 +333,7 @@ def test_crawl_with_zstd_and_small_shards_writes_the_same_records(tmp_path):
     with open(os.path.join(out, "manifest.json"), encoding="utf-8") as f:
         manifest = json.load(f)
     check_manifest(out, manifest)
-    assert (manifest["compression"], manifest["max_shard_bytes"], manifest["records"]) == \
-        ("zstd", limit, len(packed))
+    assert (manifest["compression"], manifest["max_shard_bytes"], manifest["records"]) == ("zstd", limit, len(packed))
     assert len(names) > 2 * 4  # the two fetchers rotated several times
     for entry in manifest["shards"]:
         assert entry["uncompressed_bytes"] <= limit or entry["records"] == 1
@@ -327,8 +341,9 @@ def test_crawl_with_zstd_and_small_shards_writes_the_same_records(tmp_path):
     assert all(name.endswith(".jsonl") for name in shard_files(plain_out))
     plain_manifest = write_manifest(plain_out)  # the crawl wrote it; again, the same
     assert plain_manifest["records"] == manifest["records"]
-    assert sum(e["uncompressed_bytes"] for e in plain_manifest["shards"]) == \
-        sum(len(raw_bytes(os.path.join(plain_out, n))) for n in shard_files(plain_out))
+    assert sum(e["uncompressed_bytes"] for e in plain_manifest["shards"]) == sum(
+        len(raw_bytes(os.path.join(plain_out, n))) for n in shard_files(plain_out)
+    )
 
 
 def test_sigkill_with_compressed_shards_then_resume(tmp_path, reference):
@@ -364,4 +379,3 @@ def test_sigkill_with_compressed_shards_then_resume(tmp_path, reference):
         numbers = [num for w, num in first_run if w == worker]
         later = [num for w, num, _ in map(parse_shard_name, names) if w == worker and num > max(numbers, default=-1)]
         assert later, worker
-

@@ -56,9 +56,13 @@ def test_signals_deferred_is_delivered_after_the_block():
     # process-directed signal could land on another thread while ignored), and this
     # test process may hold threads of earlier tests
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    result = subprocess.run([sys.executable, "-c", DEFERRED.format(root=root)],
-                            capture_output=True, text=True, timeout=60,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    result = subprocess.run(
+        [sys.executable, "-c", DEFERRED.format(root=root)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     assert (result.returncode, result.stdout) == (0, "ok\n"), result.stderr
     assert result.stderr == "stopping: finishing fetches in flight (signal again to abort)\n"
 
@@ -67,6 +71,7 @@ def test_a_progress_bar_starts_no_thread(tmp_path):
     import threading
 
     from crawler.engine.progress import Progress
+
     before = set(threading.enumerate())
     with open(tmp_path / "bar.txt", "w") as stream:
         bar = Progress("bar", total=10, stream=stream)

@@ -19,8 +19,10 @@ PAGES = 6  # a home page and five pages linked from it
 
 def site_routes(delay_s: float = 0.02) -> dict[str, Route]:
     links = "".join(f'<a href="/p{i}">p{i}</a>' for i in range(1, PAGES))
-    routes = {"/": Route(f"<main><h1>home</h1>{links}</main>"),
-              "/robots.txt": Route("", 404, content_type="text/plain")}
+    routes = {
+        "/": Route(f"<main><h1>home</h1>{links}</main>"),
+        "/robots.txt": Route("", 404, content_type="text/plain"),
+    }
     routes.update({f"/p{i}": Route(f"<main><p>page {i}</p></main>", delay_s=delay_s) for i in range(1, PAGES)})
     return routes
 

@@ -39,9 +39,17 @@ def test_a_stopped_fetcher_is_killed_and_its_tasks_fetched_by_another(tmp_path):
     with SiteServer(site()) as server:
         thread = threading.Thread(target=stop_a_fetcher, daemon=True)
         thread.start()
-        summary, records = run_crawl(tmp_path, server.url("/"), workers=2, threads=2, per_host=4,
-                                     total_timeout_s=1.0, read_timeout_s=1.0, stall_s=2.0,
-                                     start_method="fork")
+        summary, records = run_crawl(
+            tmp_path,
+            server.url("/"),
+            workers=2,
+            threads=2,
+            per_host=4,
+            total_timeout_s=1.0,
+            read_timeout_s=1.0,
+            stall_s=2.0,
+            start_method="fork",
+        )
         thread.join()
     assert len(stopped) == 1
     assert sorted(records) == sorted([server.url("/")] + [server.url(p) for p in PAGES])

@@ -101,8 +101,13 @@ def test_exists_needs_committed_settings(tmp_path):
 
 
 def test_settings_round_trip_and_replace(path):
-    settings = {"seeds": ["http://a.example/", "http://b.example/x?y=1"], "max_depth": None,
-                "include": ["\\.html$"], "workers": 4, "nested": {"per_host": 8, "delay_s": 0.5}}
+    settings = {
+        "seeds": ["http://a.example/", "http://b.example/x?y=1"],
+        "max_depth": None,
+        "include": ["\\.html$"],
+        "workers": 4,
+        "nested": {"per_host": 8, "delay_s": 0.5},
+    }
     with StateStore(path) as store:
         store.save_settings(settings)
     with StateStore(path) as store:
@@ -170,8 +175,14 @@ def test_a_closed_store_raises(path):
 def test_fetch_tasks_round_trip_exactly(path):
     tasks = [
         FetchTask("http://a.example/", 0),
-        FetchTask("http://a.example/b?x=1&y=2", 3, "http://a.example/", ("http://a.example/r1", "http://a.example/r2"),
-                  "http://a.example/b?y=2&x=1", 2),
+        FetchTask(
+            "http://a.example/b?x=1&y=2",
+            3,
+            "http://a.example/",
+            ("http://a.example/r1", "http://a.example/r2"),
+            "http://a.example/b?y=2&x=1",
+            2,
+        ),
         FetchTask("http://xn--bcher-kva.example/caf%C3%A9", 1, "http://a.example/b?x=1&y=2", (), None, 0),
         FetchTask("http://a.example/quote\"tab\t", 2, None, ("http://a.example/ü",), None, 7),
     ]
@@ -205,8 +216,7 @@ def test_content_registry_keeps_64_bit_values_order_and_kinds(store):
     store.add_content("http://a.example/a", 2**64 - 1, 2**63, CONTENT_FIRST)
     store.add_content("http://a.example/b", 2**64 - 1, 2**63, CONTENT_DUPLICATE)
     store.add_content("http://a.example/c", 5, 2**63 - 1, CONTENT_NEAR)
-    assert list(store.contents()) == [(2**64 - 1, 2**63, "http://a.example/a"),
-                                      (5, 2**63 - 1, "http://a.example/c")]
+    assert list(store.contents()) == [(2**64 - 1, 2**63, "http://a.example/a"), (5, 2**63 - 1, "http://a.example/c")]
     assert store.content_counts() == {CONTENT_FIRST: 1, CONTENT_DUPLICATE: 1, CONTENT_NEAR: 1}
 
 
@@ -282,11 +292,17 @@ def test_states_counts_reasons_and_crashes(store):
 def test_set_states_moves_each_url_to_its_own_state_and_reason(store):
     store.add(page(f"u{i}") for i in range(5))
     store.set_state([f"http://a.example/u{i}" for i in range(5)], IN_FLIGHT)
-    store.set_states([("http://a.example/u0", VISITED, "page"), ("http://a.example/u1", FAILED, "http 404"),
-                      ("http://a.example/u2", VISITED, "redirect"), ("http://a.example/u3", SKIPPED, None)])
-    assert [(store.state_of(f"http://a.example/u{i}"), store.reason_of(f"http://a.example/u{i}"))
-            for i in range(5)] == [(VISITED, "page"), (FAILED, "http 404"), (VISITED, "redirect"),
-                                   (SKIPPED, None), (IN_FLIGHT, None)]
+    store.set_states(
+        [
+            ("http://a.example/u0", VISITED, "page"),
+            ("http://a.example/u1", FAILED, "http 404"),
+            ("http://a.example/u2", VISITED, "redirect"),
+            ("http://a.example/u3", SKIPPED, None),
+        ]
+    )
+    assert [
+        (store.state_of(f"http://a.example/u{i}"), store.reason_of(f"http://a.example/u{i}")) for i in range(5)
+    ] == [(VISITED, "page"), (FAILED, "http 404"), (VISITED, "redirect"), (SKIPPED, None), (IN_FLIGHT, None)]
     with pytest.raises(ValueError, match="to the frontier"):
         store.set_states([("http://a.example/u4", FRONTIER, None)])
     with pytest.raises(ValueError, match="unknown state"):
@@ -306,7 +322,10 @@ def test_popped_rows_are_in_flight_for_every_later_reader(store, path):
     store.commit()
     with sqlite3.connect(path) as other:  # another reader, after the commit
         assert dict(other.execute("SELECT url, state FROM urls")) == {
-            popped[0]: IN_FLIGHT, popped[1]: IN_FLIGHT, "http://a.example/c": FRONTIER}
+            popped[0]: IN_FLIGHT,
+            popped[1]: IN_FLIGHT,
+            "http://a.example/c": FRONTIER,
+        }
     last = frontier.pop().url
     store.close()  # a pop just before close is written too
     with StateStore(path) as again:
@@ -347,8 +366,7 @@ def test_set_states_refuses_a_url_waiting_in_the_frontier(store):
 def test_update_task_stores_every_field(store):
     store.add([page("a", 2)])
     store.set_state(["http://a.example/a"], IN_FLIGHT)
-    retry = FetchTask("http://a.example/a", 2, "http://a.example/", ("http://a.example/r",),
-                      "http://a.example/A", 1)
+    retry = FetchTask("http://a.example/a", 2, "http://a.example/", ("http://a.example/r",), "http://a.example/A", 1)
     store.update_task(retry, IN_FLIGHT)
     assert list(store.tasks_in(IN_FLIGHT)) == [retry]
     store.update_task(retry, FRONTIER)
@@ -480,14 +498,19 @@ def _random_run(seed: int, window: int, store: StateStore, budget: int = DEFAULT
         if roll < 0.45:
             fresh += 1
             kind = KIND_SITEMAP if rng.random() < 0.05 else "page"
-            task = FetchTask(f"http://{rng.choice(hosts)}/n{fresh}", rng.choice([0, 1, 1, 2, 2, 2, 3, 5]),
-                             f"http://h0.example/p{fresh}", kind=kind)
+            task = FetchTask(
+                f"http://{rng.choice(hosts)}/n{fresh}",
+                rng.choice([0, 1, 1, 2, 2, 2, 3, 5]),
+                f"http://h0.example/p{fresh}",
+                kind=kind,
+            )
             disk.push(task)
             memory.push(task)
         elif roll < 0.52 and popped:
             back = popped.pop(rng.randrange(len(popped)))
-            back = FetchTask(back.url, back.depth, back.parent, back.redirect_chain, back.request_url,
-                             back.attempt + 1, back.kind)
+            back = FetchTask(
+                back.url, back.depth, back.parent, back.redirect_chain, back.request_url, back.attempt + 1, back.kind
+            )
             disk.push(back)
             memory.push(back)
         elif roll < 0.97:
@@ -666,8 +689,9 @@ CRASH_SCRIPT = textwrap.dedent("""
 
 @pytest.mark.parametrize("how, code", [("exit", 3), ("kill", -signal.SIGKILL)])
 def test_a_crash_keeps_exactly_the_committed_rows(path, how, code):
-    done = subprocess.run([sys.executable, "-c", CRASH_SCRIPT, path, how, ROOT],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", CRASH_SCRIPT, path, how, ROOT], capture_output=True, text=True, timeout=120
+    )
     assert done.stdout == "ready\n", done.stderr
     assert done.returncode == code
     assert os.path.getsize(path + "-wal") > 100 * 4096  # the uncommitted pages were there
@@ -720,5 +744,6 @@ def test_a_forked_child_never_uses_the_parents_connection(path):
     store.add([page("parent2")])
     store.close()
     with StateStore(path) as again:
-        assert list(again.urls_in(FRONTIER)) == ["http://a.example/parent"] + \
-            [f"http://a.example/child{i}" for i in range(11, 15)] + ["http://a.example/parent2"]
+        assert list(again.urls_in(FRONTIER)) == ["http://a.example/parent"] + [
+            f"http://a.example/child{i}" for i in range(11, 15)
+        ] + ["http://a.example/parent2"]

@@ -11,21 +11,24 @@ from crawler.web.robots import RobotsRules
 O = "http://127.0.0.1:8000"  # noqa: E741 (the origin of every case: short on purpose)
 
 
-@pytest.mark.parametrize("previous, latency, status, floor, expected", [
-    (0.0, 0.2, 200, 0.0, 0.2),      # first exchange: the latency itself
-    (0.2, 0.6, 200, 0.0, 0.6),      # slower: up at once
-    (0.6, 0.2, 200, 0.0, 0.4),      # faster: down by half the difference
-    (0.4, 0.001, 404, 0.0, 0.4),    # an error answer never speeds the crawl up
-    (0.4, 0.9, 500, 0.0, 0.9),      # ... but a slow one still slows it down
-    (0.4, 0.001, None, 0.0, 0.4),   # no response (timeout, reset): as an error
-    (0.0, 0.01, 429, 0.0, BACKOFF_MIN_S),  # slow down: at least the backoff minimum
-    (3.0, 0.01, 503, 0.0, 6.0),     # ... then doubled each time
-    (40.0, 0.01, 503, 0.0, MAX_DELAY_S),   # capped
-    (0.0, 0.001, 200, 2.0, 2.0),    # never below --delay / Crawl-delay
-    (0.0, 500.0, 200, 0.0, MAX_DELAY_S),
-    (0.0, 1.0, 200, 90.0, 90.0),    # a floor above the cap wins
-    (0.0, -1.0, 200, 0.0, 0.0),     # a clock step backwards counts as 0
-])
+@pytest.mark.parametrize(
+    "previous, latency, status, floor, expected",
+    [
+        (0.0, 0.2, 200, 0.0, 0.2),  # first exchange: the latency itself
+        (0.2, 0.6, 200, 0.0, 0.6),  # slower: up at once
+        (0.6, 0.2, 200, 0.0, 0.4),  # faster: down by half the difference
+        (0.4, 0.001, 404, 0.0, 0.4),  # an error answer never speeds the crawl up
+        (0.4, 0.9, 500, 0.0, 0.9),  # ... but a slow one still slows it down
+        (0.4, 0.001, None, 0.0, 0.4),  # no response (timeout, reset): as an error
+        (0.0, 0.01, 429, 0.0, BACKOFF_MIN_S),  # slow down: at least the backoff minimum
+        (3.0, 0.01, 503, 0.0, 6.0),  # ... then doubled each time
+        (40.0, 0.01, 503, 0.0, MAX_DELAY_S),  # capped
+        (0.0, 0.001, 200, 2.0, 2.0),  # never below --delay / Crawl-delay
+        (0.0, 500.0, 200, 0.0, MAX_DELAY_S),
+        (0.0, 1.0, 200, 90.0, 90.0),  # a floor above the cap wins
+        (0.0, -1.0, 200, 0.0, 0.0),  # a clock step backwards counts as 0
+    ],
+)
 def test_next_delay(previous, latency, status, floor, expected):
     assert next_delay(previous, latency, status, floor) == pytest.approx(expected)
 

@@ -47,65 +47,78 @@ def test_constants():
 
 # ---------------------------------------------------------------- per transform
 
-@pytest.mark.parametrize("href, expected", [
-    ("  /a  ", "/a"),
-    ("\n\t    /feeds/atom.xml\n\t  ", "/feeds/atom.xml"),
-    ("\x00\x1f /a\x01", "/a"),
-    ("/a\tb\r\nc", "/abc"),
-    ("ja\tva\nscript:x", "javascript:x"),
-    ("http:\\\\h\\a\\b?q=\\#f\\", "http://h/a/b?q=\\#f\\"),
-    ("\\\\h\\p", "//h/p"),
-    ("/a b/", "/a b/"),  # inner spaces stay (percent-encoded later)
-    ("", ""),
-    ("   ", ""),
-])
+
+@pytest.mark.parametrize(
+    "href, expected",
+    [
+        ("  /a  ", "/a"),
+        ("\n\t    /feeds/atom.xml\n\t  ", "/feeds/atom.xml"),
+        ("\x00\x1f /a\x01", "/a"),
+        ("/a\tb\r\nc", "/abc"),
+        ("ja\tva\nscript:x", "javascript:x"),
+        ("http:\\\\h\\a\\b?q=\\#f\\", "http://h/a/b?q=\\#f\\"),
+        ("\\\\h\\p", "//h/p"),
+        ("/a b/", "/a b/"),  # inner spaces stay (percent-encoded later)
+        ("", ""),
+        ("   ", ""),
+    ],
+)
 def test_clean_reference(href, expected):
     assert clean_reference(href) == expected
 
 
-@pytest.mark.parametrize("ref, expected", [
-    ("http://a/b?#", Parts("http", "a", "/b", "", "")),
-    ("http://a/b", Parts("http", "a", "/b", None, None)),
-    ("?", Parts(None, None, "", "", None)),
-    ("", Parts(None, None, "", None, None)),
-    ("//h", Parts(None, "h", "", None, None)),
-    ("a b:c", Parts(None, None, "a b:c", None, None)),  # invalid scheme -> relative
-    ("1x:y?q", Parts(None, None, "1x:y", "q", None)),
-    ("mailto:x@y", Parts("mailto", None, "x@y", None, None)),
-])
+@pytest.mark.parametrize(
+    "ref, expected",
+    [
+        ("http://a/b?#", Parts("http", "a", "/b", "", "")),
+        ("http://a/b", Parts("http", "a", "/b", None, None)),
+        ("?", Parts(None, None, "", "", None)),
+        ("", Parts(None, None, "", None, None)),
+        ("//h", Parts(None, "h", "", None, None)),
+        ("a b:c", Parts(None, None, "a b:c", None, None)),  # invalid scheme -> relative
+        ("1x:y?q", Parts(None, None, "1x:y", "q", None)),
+        ("mailto:x@y", Parts("mailto", None, "x@y", None, None)),
+    ],
+)
 def test_split_reference(ref, expected):
     assert split_reference(ref) == expected
 
 
-@pytest.mark.parametrize("parts, expected", [
-    (Parts("http", "a", "/b", "", ""), "http://a/b?#"),
-    (Parts("http", "a", "/b", None, None), "http://a/b"),
-    (Parts(None, None, "x", None, "f"), "x#f"),
-])
+@pytest.mark.parametrize(
+    "parts, expected",
+    [
+        (Parts("http", "a", "/b", "", ""), "http://a/b?#"),
+        (Parts("http", "a", "/b", None, None), "http://a/b"),
+        (Parts(None, None, "x", None, "f"), "x#f"),
+    ],
+)
 def test_unsplit(parts, expected):
     assert unsplit(parts) == expected
 
 
-@pytest.mark.parametrize("path, expected", [
-    # RFC 3986 §5.2.4 examples
-    ("/a/b/c/./../../g", "/a/g"),
-    ("mid/content=5/../6", "mid/6"),
-    ("/../x", "/x"),
-    ("/../../x/", "/x/"),
-    ("/a/..", "/"),
-    ("/a/.", "/a/"),
-    ("/a/b/..", "/a/"),
-    ("/.", "/"),
-    ("/", "/"),
-    ("", ""),
-    ("/a/.b/..c/...", "/a/.b/..c/..."),
-    ("/a//../b", "/a/b"),
-    ("/a/..//b", "//b"),
-    ("../a", "a"),
-    ("./a", "a"),
-    (".", ""),
-    ("..", ""),
-])
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        # RFC 3986 §5.2.4 examples
+        ("/a/b/c/./../../g", "/a/g"),
+        ("mid/content=5/../6", "mid/6"),
+        ("/../x", "/x"),
+        ("/../../x/", "/x/"),
+        ("/a/..", "/"),
+        ("/a/.", "/a/"),
+        ("/a/b/..", "/a/"),
+        ("/.", "/"),
+        ("/", "/"),
+        ("", ""),
+        ("/a/.b/..c/...", "/a/.b/..c/..."),
+        ("/a//../b", "/a/b"),
+        ("/a/..//b", "//b"),
+        ("../a", "a"),
+        ("./a", "a"),
+        (".", ""),
+        ("..", ""),
+    ],
+)
 def test_remove_dot_segments(path, expected):
     assert remove_dot_segments(path) == expected
 
@@ -113,171 +126,263 @@ def test_remove_dot_segments(path, expected):
 RFC_BASE = "http://a/b/c/d;p?q"
 
 
-@pytest.mark.parametrize("ref, expected", [
-    # RFC 3986 §5.4.1 normal examples
-    ("g:h", "g:h"), ("g", "http://a/b/c/g"), ("./g", "http://a/b/c/g"),
-    ("g/", "http://a/b/c/g/"), ("/g", "http://a/g"), ("//g", "http://g"),
-    ("?y", "http://a/b/c/d;p?y"), ("g?y", "http://a/b/c/g?y"), ("#s", "http://a/b/c/d;p?q#s"),
-    ("g#s", "http://a/b/c/g#s"), ("g?y#s", "http://a/b/c/g?y#s"), (";x", "http://a/b/c/;x"),
-    ("g;x", "http://a/b/c/g;x"), ("", "http://a/b/c/d;p?q"), (".", "http://a/b/c/"),
-    ("./", "http://a/b/c/"), ("..", "http://a/b/"), ("../", "http://a/b/"),
-    ("../g", "http://a/b/g"), ("../..", "http://a/"), ("../../", "http://a/"),
-    ("../../g", "http://a/g"),
-    # §5.4.2 abnormal examples
-    ("../../../g", "http://a/g"), ("../../../../g", "http://a/g"), ("/./g", "http://a/g"),
-    ("/../g", "http://a/g"), ("g.", "http://a/b/c/g."), (".g", "http://a/b/c/.g"),
-    ("g..", "http://a/b/c/g.."), ("..g", "http://a/b/c/..g"), ("./../g", "http://a/b/g"),
-    ("./g/.", "http://a/b/c/g/"), ("g/./h", "http://a/b/c/g/h"), ("g/../h", "http://a/b/c/h"),
-    ("g;x=1/./y", "http://a/b/c/g;x=1/y"), ("g;x=1/../y", "http://a/b/c/y"),
-    ("g?y/./x", "http://a/b/c/g?y/./x"), ("g#s/../x", "http://a/b/c/g#s/../x"),
-    ("http:g", "http://a/b/c/g"),  # non-strict parser (as browsers)
-    # empty query vs absent query (urljoin gets this wrong)
-    ("?", "http://a/b/c/d;p?"),
-    # WHATWG special-scheme slashes
-    ("///h/p", "http://h/p"), ("https:h/p", "https://h/p"), ("http:///h/p", "http://h/p"),
-])
+@pytest.mark.parametrize(
+    "ref, expected",
+    [
+        # RFC 3986 §5.4.1 normal examples
+        ("g:h", "g:h"),
+        ("g", "http://a/b/c/g"),
+        ("./g", "http://a/b/c/g"),
+        ("g/", "http://a/b/c/g/"),
+        ("/g", "http://a/g"),
+        ("//g", "http://g"),
+        ("?y", "http://a/b/c/d;p?y"),
+        ("g?y", "http://a/b/c/g?y"),
+        ("#s", "http://a/b/c/d;p?q#s"),
+        ("g#s", "http://a/b/c/g#s"),
+        ("g?y#s", "http://a/b/c/g?y#s"),
+        (";x", "http://a/b/c/;x"),
+        ("g;x", "http://a/b/c/g;x"),
+        ("", "http://a/b/c/d;p?q"),
+        (".", "http://a/b/c/"),
+        ("./", "http://a/b/c/"),
+        ("..", "http://a/b/"),
+        ("../", "http://a/b/"),
+        ("../g", "http://a/b/g"),
+        ("../..", "http://a/"),
+        ("../../", "http://a/"),
+        ("../../g", "http://a/g"),
+        # §5.4.2 abnormal examples
+        ("../../../g", "http://a/g"),
+        ("../../../../g", "http://a/g"),
+        ("/./g", "http://a/g"),
+        ("/../g", "http://a/g"),
+        ("g.", "http://a/b/c/g."),
+        (".g", "http://a/b/c/.g"),
+        ("g..", "http://a/b/c/g.."),
+        ("..g", "http://a/b/c/..g"),
+        ("./../g", "http://a/b/g"),
+        ("./g/.", "http://a/b/c/g/"),
+        ("g/./h", "http://a/b/c/g/h"),
+        ("g/../h", "http://a/b/c/h"),
+        ("g;x=1/./y", "http://a/b/c/g;x=1/y"),
+        ("g;x=1/../y", "http://a/b/c/y"),
+        ("g?y/./x", "http://a/b/c/g?y/./x"),
+        ("g#s/../x", "http://a/b/c/g#s/../x"),
+        ("http:g", "http://a/b/c/g"),  # non-strict parser (as browsers)
+        # empty query vs absent query (urljoin gets this wrong)
+        ("?", "http://a/b/c/d;p?"),
+        # WHATWG special-scheme slashes
+        ("///h/p", "http://h/p"),
+        ("https:h/p", "https://h/p"),
+        ("http:///h/p", "http://h/p"),
+    ],
+)
 def test_resolve_rfc3986_examples(ref, expected):
     assert resolve(ref, RFC_BASE) == expected
 
 
-@pytest.mark.parametrize("ref, base, expected", [
-    ("x", None, None),
-    ("//h/p", None, None),
-    ("http://h/p", None, "http://h/p"),
-    ("x", "/relative/base", None),
-    ("x", "http://h", "http://h/x"),
-    ("?a", "http://h", "http://h?a"),
-    ("#f", "http://h/p?q#old", "http://h/p?q#f"),
-    ("", "http://h/p?q#old", "http://h/p?q"),
-])
+@pytest.mark.parametrize(
+    "ref, base, expected",
+    [
+        ("x", None, None),
+        ("//h/p", None, None),
+        ("http://h/p", None, "http://h/p"),
+        ("x", "/relative/base", None),
+        ("x", "http://h", "http://h/x"),
+        ("?a", "http://h", "http://h?a"),
+        ("#f", "http://h/p?q#old", "http://h/p?q#f"),
+        ("", "http://h/p?q#old", "http://h/p?q"),
+    ],
+)
 def test_resolve_edge_cases(ref, base, expected):
     assert resolve(ref, base) == expected
 
 
-@pytest.mark.parametrize("text, safe, expected", [
-    ("/%7e%7Eann/", PATH_SAFE, "/~~ann/"),
-    ("/a%2fb%2Fc", PATH_SAFE, "/a%2Fb%2Fc"),
-    ("/issue%2342%25%3f", PATH_SAFE, "/issue%2342%25%3F"),
-    ("/%41%5a%30%2D%2e%5F", PATH_SAFE, "/AZ0-._"),
-    ("/a b", PATH_SAFE, "/a%20b"),
-    ('/"<>\\^`{|}[]', PATH_SAFE, "/%22%3C%3E%5C%5E%60%7B%7C%7D%5B%5D"),
-    ("/é", PATH_SAFE, "/%C3%A9"),
-    ("/50%", PATH_SAFE, "/50%25"),
-    ("/%zz%4", PATH_SAFE, "/%25zz%254"),
-    ("/a:b@c!$&'()*+,;=", PATH_SAFE, "/a:b@c!$&'()*+,;="),
-    ("/a?b", PATH_SAFE, "/a%3Fb"),
-    ("a?b/c", QUERY_SAFE, "a?b/c"),
-    ("\ud800", PATH_SAFE, "%ED%A0%80"),  # lone surrogate: no exception
-])
+@pytest.mark.parametrize(
+    "text, safe, expected",
+    [
+        ("/%7e%7Eann/", PATH_SAFE, "/~~ann/"),
+        ("/a%2fb%2Fc", PATH_SAFE, "/a%2Fb%2Fc"),
+        ("/issue%2342%25%3f", PATH_SAFE, "/issue%2342%25%3F"),
+        ("/%41%5a%30%2D%2e%5F", PATH_SAFE, "/AZ0-._"),
+        ("/a b", PATH_SAFE, "/a%20b"),
+        ('/"<>\\^`{|}[]', PATH_SAFE, "/%22%3C%3E%5C%5E%60%7B%7C%7D%5B%5D"),
+        ("/é", PATH_SAFE, "/%C3%A9"),
+        ("/50%", PATH_SAFE, "/50%25"),
+        ("/%zz%4", PATH_SAFE, "/%25zz%254"),
+        ("/a:b@c!$&'()*+,;=", PATH_SAFE, "/a:b@c!$&'()*+,;="),
+        ("/a?b", PATH_SAFE, "/a%3Fb"),
+        ("a?b/c", QUERY_SAFE, "a?b/c"),
+        ("\ud800", PATH_SAFE, "%ED%A0%80"),  # lone surrogate: no exception
+    ],
+)
 def test_normalize_percent_encoding(text, safe, expected):
     assert normalize_percent_encoding(text, safe) == expected
 
 
-@pytest.mark.parametrize("scheme, expected", [
-    ("http", "http"), ("HTTPS", "https"), ("HtTp", "http"),
-    ("ftp", None), ("mailto", None), ("javascript", None), ("tel", None),
-    ("data", None), ("file", None), (None, None), ("", None),
-])
+@pytest.mark.parametrize(
+    "scheme, expected",
+    [
+        ("http", "http"),
+        ("HTTPS", "https"),
+        ("HtTp", "http"),
+        ("ftp", None),
+        ("mailto", None),
+        ("javascript", None),
+        ("tel", None),
+        ("data", None),
+        ("file", None),
+        (None, None),
+        ("", None),
+    ],
+)
 def test_normalize_scheme(scheme, expected):
     assert normalize_scheme(scheme) == expected
 
 
-@pytest.mark.parametrize("host, expected", [
-    ("Example.COM", "example.com"),
-    ("bücher.example", "xn--bcher-kva.example"),
-    ("BÜCHER.example", "xn--bcher-kva.example"),
-    ("xn--bcher-kva.example", "xn--bcher-kva.example"),
-    ("ｅｘａｍｐｌｅ.com", "example.com"),
-    ("My_Host.example", "my_host.example"),  # idna rejects '_': kept lowercased
-    ("example.com.", "example.com."),
-    ("127.0.0.1", "127.0.0.1"),
-    ("[2001:DB8::1]", "[2001:db8::1]"),
-    ("[::FFFF:1.2.3.4]", "[::ffff:102:304]"),
-    ("[not-ipv6]", None),
-    ("ex%41mple.com", "example.com"),
-    ("a%2Fb", None),
-    ("a b", None),
-    ("a<b", None),
-    ("", None),
-    ("x.com／a", None),  # non-ASCII rejected by IDNA
-    ("\ud800.com", None),
-])
+@pytest.mark.parametrize(
+    "host, expected",
+    [
+        ("Example.COM", "example.com"),
+        ("bücher.example", "xn--bcher-kva.example"),
+        ("BÜCHER.example", "xn--bcher-kva.example"),
+        ("xn--bcher-kva.example", "xn--bcher-kva.example"),
+        ("ｅｘａｍｐｌｅ.com", "example.com"),
+        ("My_Host.example", "my_host.example"),  # idna rejects '_': kept lowercased
+        ("example.com.", "example.com."),
+        ("127.0.0.1", "127.0.0.1"),
+        ("[2001:DB8::1]", "[2001:db8::1]"),
+        ("[::FFFF:1.2.3.4]", "[::ffff:102:304]"),
+        ("[not-ipv6]", None),
+        ("ex%41mple.com", "example.com"),
+        ("a%2Fb", None),
+        ("a b", None),
+        ("a<b", None),
+        ("", None),
+        ("x.com／a", None),  # non-ASCII rejected by IDNA
+        ("\ud800.com", None),
+    ],
+)
 def test_normalize_host(host, expected):
     assert normalize_host(host) == expected
 
 
-@pytest.mark.parametrize("port, scheme, expected", [
-    ("80", "http", ""), ("443", "https", ""), ("80", "https", "80"), ("443", "http", "443"),
-    ("", "http", ""), (None, "http", ""), ("8080", "http", "8080"), ("0080", "http", ""),
-    ("08080", "https", "8080"), ("65535", "http", "65535"), ("65536", "http", None),
-    ("x", "http", None), ("-1", "http", None), ("８０", "http", None), ("1 ", "http", None),
-])
+@pytest.mark.parametrize(
+    "port, scheme, expected",
+    [
+        ("80", "http", ""),
+        ("443", "https", ""),
+        ("80", "https", "80"),
+        ("443", "http", "443"),
+        ("", "http", ""),
+        (None, "http", ""),
+        ("8080", "http", "8080"),
+        ("0080", "http", ""),
+        ("08080", "https", "8080"),
+        ("65535", "http", "65535"),
+        ("65536", "http", None),
+        ("x", "http", None),
+        ("-1", "http", None),
+        ("８０", "http", None),
+        ("1 ", "http", None),
+    ],
+)
 def test_normalize_port(port, scheme, expected):
     assert normalize_port(port, scheme) == expected
 
 
-@pytest.mark.parametrize("userinfo, expected", [
-    ("ANN:PassWord", "ANN:PassWord"),
-    ("", None),
-    (None, None),
-    ("a%3a%7e", "a%3A~"),
-    ("us er", "us%20er"),
-    ("a@b", "a%40b"),
-])
+@pytest.mark.parametrize(
+    "userinfo, expected",
+    [
+        ("ANN:PassWord", "ANN:PassWord"),
+        ("", None),
+        (None, None),
+        ("a%3a%7e", "a%3A~"),
+        ("us er", "us%20er"),
+        ("a@b", "a%40b"),
+    ],
+)
 def test_normalize_userinfo(userinfo, expected):
     assert normalize_userinfo(userinfo) == expected
 
 
-@pytest.mark.parametrize("authority, scheme, expected", [
-    ("ANN:PassWord@Example.com", "https", "ANN:PassWord@example.com"),
-    ("bücher.example:8080", "http", "xn--bcher-kva.example:8080"),
-    ("h:80", "http", "h"), ("h:", "http", "h"), ("h:80", "https", "h:80"),
-    ("[::1]:8080", "http", "[::1]:8080"), ("[::1]", "http", "[::1]"),
-    ("[::1]x", "http", None), ("[::1", "http", None), ("h:1:2", "http", None),
-    ("", "http", None), ("user@", "http", None), (":80", "http", None),
-    ("@h", "http", "h"), ("a@b@h", "http", "a%40b@h"),
-    (None, "http", None),
-])
+@pytest.mark.parametrize(
+    "authority, scheme, expected",
+    [
+        ("ANN:PassWord@Example.com", "https", "ANN:PassWord@example.com"),
+        ("bücher.example:8080", "http", "xn--bcher-kva.example:8080"),
+        ("h:80", "http", "h"),
+        ("h:", "http", "h"),
+        ("h:80", "https", "h:80"),
+        ("[::1]:8080", "http", "[::1]:8080"),
+        ("[::1]", "http", "[::1]"),
+        ("[::1]x", "http", None),
+        ("[::1", "http", None),
+        ("h:1:2", "http", None),
+        ("", "http", None),
+        ("user@", "http", None),
+        (":80", "http", None),
+        ("@h", "http", "h"),
+        ("a@b@h", "http", "a%40b@h"),
+        (None, "http", None),
+    ],
+)
 def test_normalize_authority(authority, scheme, expected):
     assert normalize_authority(authority, scheme) == expected
 
 
-@pytest.mark.parametrize("path, expected", [
-    ("", "/"), ("/", "/"), ("/docs", "/docs"), ("/docs/", "/docs/"),
-    ("/Docs/Page", "/Docs/Page"), ("/%7Eann/", "/~ann/"), ("/a%2fb", "/a%2Fb"),
-    ("/%2e%2E/x", "/x"), ("/a/%2E/b", "/a/b"), ("/pdf/Course Information.pdf",
-                                                "/pdf/Course%20Information.pdf"),
-    ("/guide/contents.html", "/guide/contents.html"),
-])
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        ("", "/"),
+        ("/", "/"),
+        ("/docs", "/docs"),
+        ("/docs/", "/docs/"),
+        ("/Docs/Page", "/Docs/Page"),
+        ("/%7Eann/", "/~ann/"),
+        ("/a%2fb", "/a%2Fb"),
+        ("/%2e%2E/x", "/x"),
+        ("/a/%2E/b", "/a/b"),
+        ("/pdf/Course Information.pdf", "/pdf/Course%20Information.pdf"),
+        ("/guide/contents.html", "/guide/contents.html"),
+    ],
+)
 def test_normalize_path(path, expected):
     assert normalize_path(path) == expected
 
 
-@pytest.mark.parametrize("query, expected", [
-    ("b=2&a=1", "a=1&b=2"),
-    ("z=9&a=2&a=1", "a=2&a=1&z=9"),
-    ("2172", "2172"),
-    ("flag=&x=1", "flag=&x=1"),
-    ("x=1&flag=", "flag=&x=1"),
-    ("", ""),
-    ("a=1+2&b", "a=1+2&b"),
-    ("b=1&a=x=y", "a=x=y&b=1"),
-    ("a&a=1&a=", "a&a=1&a="),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("b=2&a=1", "a=1&b=2"),
+        ("z=9&a=2&a=1", "a=2&a=1&z=9"),
+        ("2172", "2172"),
+        ("flag=&x=1", "flag=&x=1"),
+        ("x=1&flag=", "flag=&x=1"),
+        ("", ""),
+        ("a=1+2&b", "a=1+2&b"),
+        ("b=1&a=x=y", "a=x=y&b=1"),
+        ("a&a=1&a=", "a&a=1&a="),
+    ],
+)
 def test_sort_query(query, expected):
     assert sort_query(query) == expected
 
 
-@pytest.mark.parametrize("query, expected", [
-    (None, None),
-    ("", ""),
-    ("2172", "2172"),
-    ("b=%7e&a=%2f", "a=%2F&b=~"),
-    ("q=a b&p=/?x", "p=/?x&q=a%20b"),
-    ("a=%26&b=%3D", "a=%26&b=%3D"),  # encoded delimiters stay encoded
-    ("q=é|\\", "q=%C3%A9%7C%5C"),
-    ("a=1+1", "a=1+1"),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        (None, None),
+        ("", ""),
+        ("2172", "2172"),
+        ("b=%7e&a=%2f", "a=%2F&b=~"),
+        ("q=a b&p=/?x", "p=/?x&q=a%20b"),
+        ("a=%26&b=%3D", "a=%26&b=%3D"),  # encoded delimiters stay encoded
+        ("q=é|\\", "q=%C3%A9%7C%5C"),
+        ("a=1+1", "a=1+1"),
+    ],
+)
 def test_normalize_query(query, expected):
     assert normalize_query(query) == expected
 
@@ -300,78 +405,99 @@ HERITRIX_SID = "sid=9682993c8daa2c5497996114facdc805"
 HERITRIX_ASP = "ASPSESSIONIDAQBSDSRT=EOHBLBDDPFCLHKPGGKLILNAM"
 
 
-@pytest.mark.parametrize("item, expected", [
-    (HERITRIX_JSESSION, True), (HERITRIX_PHPSESSION, True), (HERITRIX_SID, True),
-    (HERITRIX_ASP, True),
-    ("JSESSIONID=abc", True), ("jSessionId=", True), ("phpsessid=x.y-z", True),
-    ("aspsessionidqwertyui=ABC", True),
-    ("sid=0123456789abcdef", True), ("SID=ABCDEFGHIJKLMNOP", True),
-    ("sid=1234567890123456", True),
-    ("sid=5", False), ("sid=0123456789abcde", False),  # 15 characters
-    ("sid=news-2024-elections", False), ("sid=", False), ("sid", False),
-    ("jsessionid", False),  # a bare name, no value
-    ("aspsessionidqwerty=ABC", False),  # 6 letters, not 8
-    ("xsid=9682993c8daa2c5497996114facdc805", False),  # names are matched whole
-    ("session=abc", False), ("id=9682993c8daa2c5497996114facdc805", False),
-    ("q=jsessionid=abc", False),
-])
+@pytest.mark.parametrize(
+    "item, expected",
+    [
+        (HERITRIX_JSESSION, True),
+        (HERITRIX_PHPSESSION, True),
+        (HERITRIX_SID, True),
+        (HERITRIX_ASP, True),
+        ("JSESSIONID=abc", True),
+        ("jSessionId=", True),
+        ("phpsessid=x.y-z", True),
+        ("aspsessionidqwertyui=ABC", True),
+        ("sid=0123456789abcdef", True),
+        ("SID=ABCDEFGHIJKLMNOP", True),
+        ("sid=1234567890123456", True),
+        ("sid=5", False),
+        ("sid=0123456789abcde", False),  # 15 characters
+        ("sid=news-2024-elections", False),
+        ("sid=", False),
+        ("sid", False),
+        ("jsessionid", False),  # a bare name, no value
+        ("aspsessionidqwerty=ABC", False),  # 6 letters, not 8
+        ("xsid=9682993c8daa2c5497996114facdc805", False),  # names are matched whole
+        ("session=abc", False),
+        ("id=9682993c8daa2c5497996114facdc805", False),
+        ("q=jsessionid=abc", False),
+    ],
+)
 def test_is_session_item(item, expected):
     assert is_session_item(item) is expected
 
 
-@pytest.mark.parametrize("path, expected", [
-    ("/a;jsessionid=F00/b;x=1", "/a/b;x=1"),
-    ("/p;x=1;JSESSIONID=a;y=2", "/p;x=1;y=2"),
-    ("/shop/cart.jsp;jsessionid=" + "A" * 32, "/shop/cart.jsp"),
-    ("/;jsessionid=abc", "/"),
-    (";jsessionid=abc", "/"),
-    ("/d/;jsessionid=abc", "/d/"),
-    ("/a;jsessionid=1/b;jsessionid=2/", "/a/b/"),
-    ("/p;" + HERITRIX_PHPSESSION + ";" + HERITRIX_ASP, "/p"),
-    ("/a/.;jsessionid=x/b", "/a/b"),  # a dot segment exposed is removed
-    ("/a/b/..;jsessionid=x/c", "/a/c"),
-    ("/p;sid=5", "/p;sid=5"),
-    ("/jsessionid=abc/p", "/jsessionid=abc/p"),  # a segment's name is not a parameter
-    ("/p;jsessionid", "/p;jsessionid"),
-    ("/p;x=1", "/p;x=1"),
-    ("/plain/path", "/plain/path"),
-    ("", ""),
-])
+@pytest.mark.parametrize(
+    "path, expected",
+    [
+        ("/a;jsessionid=F00/b;x=1", "/a/b;x=1"),
+        ("/p;x=1;JSESSIONID=a;y=2", "/p;x=1;y=2"),
+        ("/shop/cart.jsp;jsessionid=" + "A" * 32, "/shop/cart.jsp"),
+        ("/;jsessionid=abc", "/"),
+        (";jsessionid=abc", "/"),
+        ("/d/;jsessionid=abc", "/d/"),
+        ("/a;jsessionid=1/b;jsessionid=2/", "/a/b/"),
+        ("/p;" + HERITRIX_PHPSESSION + ";" + HERITRIX_ASP, "/p"),
+        ("/a/.;jsessionid=x/b", "/a/b"),  # a dot segment exposed is removed
+        ("/a/b/..;jsessionid=x/c", "/a/c"),
+        ("/p;sid=5", "/p;sid=5"),
+        ("/jsessionid=abc/p", "/jsessionid=abc/p"),  # a segment's name is not a parameter
+        ("/p;jsessionid", "/p;jsessionid"),
+        ("/p;x=1", "/p;x=1"),
+        ("/plain/path", "/plain/path"),
+        ("", ""),
+    ],
+)
 def test_strip_path_session_ids(path, expected):
     assert strip_path_session_ids(path) == expected
     assert strip_path_session_ids(expected) == expected
 
 
-@pytest.mark.parametrize("query, expected", [
-    ("a=1&PHPSESSID=x&b=2", "a=1&b=2"),
-    ("PHPSESSID=x&b=2", "b=2"),
-    ("b=2&" + HERITRIX_JSESSION, "b=2"),
-    (HERITRIX_SID, None),  # a query of session ids only is absent
-    (HERITRIX_ASP + "&" + HERITRIX_JSESSION, None),
-    ("a=1;jsessionid=2;b=3", "a=1;b=3"),  # ';' separates items too (HTML 4 B.2.2)
-    ("a=1;jsessionid=2&b=3", "a=1&b=3"),
-    ("&jsessionid=x", ""),
-    ("sid=5", "sid=5"),
-    ("story=7&sid=12", "story=7&sid=12"),
-    ("q=jsessionid=abc", "q=jsessionid=abc"),
-    ("", ""),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("a=1&PHPSESSID=x&b=2", "a=1&b=2"),
+        ("PHPSESSID=x&b=2", "b=2"),
+        ("b=2&" + HERITRIX_JSESSION, "b=2"),
+        (HERITRIX_SID, None),  # a query of session ids only is absent
+        (HERITRIX_ASP + "&" + HERITRIX_JSESSION, None),
+        ("a=1;jsessionid=2;b=3", "a=1;b=3"),  # ';' separates items too (HTML 4 B.2.2)
+        ("a=1;jsessionid=2&b=3", "a=1&b=3"),
+        ("&jsessionid=x", ""),
+        ("sid=5", "sid=5"),
+        ("story=7&sid=12", "story=7&sid=12"),
+        ("q=jsessionid=abc", "q=jsessionid=abc"),
+        ("", ""),
+        (None, None),
+    ],
+)
 def test_strip_query_session_ids(query, expected):
     assert strip_query_session_ids(query) == expected
     assert strip_query_session_ids(expected) == expected
 
 
-@pytest.mark.parametrize("href, base, sent, key", [
-    ("/page;jsessionid=0A1B2C?x=1", "http://h/", "http://h/page?x=1", "http://h/page?x=1"),
-    ("page;JSESSIONID=ZZ#top", "http://h/d/", "http://h/d/page", "http://h/d/page"),
-    ("/p?sid=9682993c8daa2c5497996114facdc805", "http://h/", "http://h/p", "http://h/p"),
-    ("/p?z=1&PHPSESSID=abc&a=2", "http://h/", "http://h/p?z=1&a=2", "http://h/p?a=2&z=1"),
-    ("/p?" + HERITRIX_ASP + "&k=v", "http://h/", "http://h/p?k=v", "http://h/p?k=v"),
-    ("/p;%6Asessionid=1?%50HPSESSID=2", "http://h/", "http://h/p", "http://h/p"),  # escapes first
-    ("/story?sid=5", "http://h/", "http://h/story?sid=5", "http://h/story?sid=5"),
-    ("/p?", "http://h/", "http://h/p?", "http://h/p?"),
-])
+@pytest.mark.parametrize(
+    "href, base, sent, key",
+    [
+        ("/page;jsessionid=0A1B2C?x=1", "http://h/", "http://h/page?x=1", "http://h/page?x=1"),
+        ("page;JSESSIONID=ZZ#top", "http://h/d/", "http://h/d/page", "http://h/d/page"),
+        ("/p?sid=9682993c8daa2c5497996114facdc805", "http://h/", "http://h/p", "http://h/p"),
+        ("/p?z=1&PHPSESSID=abc&a=2", "http://h/", "http://h/p?z=1&a=2", "http://h/p?a=2&z=1"),
+        ("/p?" + HERITRIX_ASP + "&k=v", "http://h/", "http://h/p?k=v", "http://h/p?k=v"),
+        ("/p;%6Asessionid=1?%50HPSESSID=2", "http://h/", "http://h/p", "http://h/p"),  # escapes first
+        ("/story?sid=5", "http://h/", "http://h/story?sid=5", "http://h/story?sid=5"),
+        ("/p?", "http://h/", "http://h/p?", "http://h/p?"),
+    ],
+)
 def test_session_ids_removed_from_key_and_request(href, base, sent, key):
     assert urlnorm.request_url(href, base) == sent
     assert normalize(href, base) == key
@@ -387,50 +513,54 @@ def test_a_fresh_session_id_per_response_is_one_url():
 
 # ---------------------------------------------------------------- end to end
 
-@pytest.mark.parametrize("url, base, expected", [
-    ("HTTP://Example.COM", None, "http://example.com/"),
-    ("http://example.com/a#frag", None, "http://example.com/a"),
-    ("http://example.com/p?", None, "http://example.com/p?"),
-    ("http://example.com/p?#x", None, "http://example.com/p?"),
-    ("http://h:65536/", None, None),
-    ("http://h:abc/", None, None),
-    ("http:///", None, None),
-    ("http://", None, None),
-    ("http://user@/", None, None),
-    ("relative/path", None, None),
-    ("//host/path", None, None),
-    ("file:///etc/passwd", None, None),
-    ("ftp://h/", None, None),
-    ("not a url at all", None, None),
-    ("", None, None),
-    ("http://h/a/./b/../c", None, "http://h/a/c"),
-    ("http://h/?b=2&a=1#f", None, "http://h/?a=1&b=2"),
-    ("https://[2001:DB8::1]:443/x", None, "https://[2001:db8::1]/x"),
-    ("http:\\\\Example.com\\a\\b", None, "http://example.com/a/b"),
-    ("http://h/a\\b?x=\\", None, "http://h/a/b?x=%5C"),
-    ("x", "https://h/dir/page", "https://h/dir/x"),
-    ("HTTP:x", "http://h/dir/page", "http://h/dir/x"),
-    ("https:x.org/p", "http://h/dir/page", "https://x.org/p"),
-    ("x", "ftp://h/dir/", None),
-    ("x", "  https://h/d/\n", "https://h/d/x"),
-    ("../../../../x", "https://h/a/", "https://h/x"),
-    ("//h2", "http://h/", "http://h2/"),
-    ("http://a_b.example/", None, "http://a_b.example/"),
-    ("http://bücher.example/", None, "http://xn--bcher-kva.example/"),
-    ("http://b\u00fccher\u3002example/", None, "http://xn--bcher-kva.example/"),
-    ("http://\ud800/", None, None),
-])
+
+@pytest.mark.parametrize(
+    "url, base, expected",
+    [
+        ("HTTP://Example.COM", None, "http://example.com/"),
+        ("http://example.com/a#frag", None, "http://example.com/a"),
+        ("http://example.com/p?", None, "http://example.com/p?"),
+        ("http://example.com/p?#x", None, "http://example.com/p?"),
+        ("http://h:65536/", None, None),
+        ("http://h:abc/", None, None),
+        ("http:///", None, None),
+        ("http://", None, None),
+        ("http://user@/", None, None),
+        ("relative/path", None, None),
+        ("//host/path", None, None),
+        ("file:///etc/passwd", None, None),
+        ("ftp://h/", None, None),
+        ("not a url at all", None, None),
+        ("", None, None),
+        ("http://h/a/./b/../c", None, "http://h/a/c"),
+        ("http://h/?b=2&a=1#f", None, "http://h/?a=1&b=2"),
+        ("https://[2001:DB8::1]:443/x", None, "https://[2001:db8::1]/x"),
+        ("http:\\\\Example.com\\a\\b", None, "http://example.com/a/b"),
+        ("http://h/a\\b?x=\\", None, "http://h/a/b?x=%5C"),
+        ("x", "https://h/dir/page", "https://h/dir/x"),
+        ("HTTP:x", "http://h/dir/page", "http://h/dir/x"),
+        ("https:x.org/p", "http://h/dir/page", "https://x.org/p"),
+        ("x", "ftp://h/dir/", None),
+        ("x", "  https://h/d/\n", "https://h/d/x"),
+        ("../../../../x", "https://h/a/", "https://h/x"),
+        ("//h2", "http://h/", "http://h2/"),
+        ("http://a_b.example/", None, "http://a_b.example/"),
+        ("http://bücher.example/", None, "http://xn--bcher-kva.example/"),
+        ("http://b\u00fccher\u3002example/", None, "http://xn--bcher-kva.example/"),
+        ("http://\ud800/", None, None),
+    ],
+)
 def test_normalize_table(url, base, expected):
     assert normalize(url, base) == expected
 
 
-@pytest.mark.parametrize("url, base", [(None, None), (42, None), (b"http://h/", None),
-                                       ("x", 42), ("x", b"http://h/")])
+@pytest.mark.parametrize("url, base", [(None, None), (42, None), (b"http://h/", None), ("x", 42), ("x", b"http://h/")])
 def test_normalize_non_str_input_returns_none(url, base):
     assert normalize(url, base) is None
 
 
 # ---------------------------------------------------------------- conformance cases
+
 
 def test_conformance_file_has_the_cases_tested_here():
     cases = {c["id"]: c["category"] for c in load_cases()}
@@ -489,8 +619,7 @@ def test_C05_trailing_slash_significant_root_path_added():
 
 def test_C06_bare_query_item_kept():
     assert normalize("http://example.com/title.cgi?2172") == "http://example.com/title.cgi?2172"
-    assert normalize("http://example.com/title.cgi?2172") != normalize(
-        "http://example.com/title.cgi?2173")
+    assert normalize("http://example.com/title.cgi?2172") != normalize("http://example.com/title.cgi?2173")
     assert normalize("http://example.com/s?b=2&a=1") == "http://example.com/s?a=1&b=2"
     assert normalize("http://example.com/s?a=1&b=2") == "http://example.com/s?a=1&b=2"
     assert normalize("http://example.com/s?flag=&x=1") != normalize("http://example.com/s?x=1")
@@ -522,12 +651,17 @@ def test_C09_relative_base_resolution():
 
 
 def test_C10_relative_to_page_not_directory_or_root():
-    assert normalize("./P0201.xlsx", "http://example.com/gov/spaq/t193.shtml") == \
-        "http://example.com/gov/spaq/P0201.xlsx"
-    assert normalize("blog/index.html", "https://example.com/English/index.html") == \
-        "https://example.com/English/blog/index.html"
-    assert normalize("pdf/Course Information.pdf", "https://example.com/curriculum.php") == \
-        "https://example.com/pdf/Course%20Information.pdf"
+    assert (
+        normalize("./P0201.xlsx", "http://example.com/gov/spaq/t193.shtml") == "http://example.com/gov/spaq/P0201.xlsx"
+    )
+    assert (
+        normalize("blog/index.html", "https://example.com/English/index.html")
+        == "https://example.com/English/blog/index.html"
+    )
+    assert (
+        normalize("pdf/Course Information.pdf", "https://example.com/curriculum.php")
+        == "https://example.com/pdf/Course%20Information.pdf"
+    )
     page = "https://example.com/a/b/c/d.html"
     assert normalize("../../x.html", page) == "https://example.com/a/x.html"
     assert normalize("../../../../x.html", page) == "https://example.com/x.html"
@@ -544,8 +678,13 @@ def test_C11_protocol_relative_takes_page_scheme():
 
 def test_C12_non_http_schemes_discarded_and_empty_query_kept():
     page = "https://example.com/contact/?lang=en"
-    for href in ("tel:+15550100", "mailto:info@example.com", "javascript:void(0)",
-                 "data:text/html,hi", "ftp://files.example.com/x"):
+    for href in (
+        "tel:+15550100",
+        "mailto:info@example.com",
+        "javascript:void(0)",
+        "data:text/html,hi",
+        "ftp://files.example.com/x",
+    ):
         assert normalize(href, page) is None, href
     for href in ("#top", "", "   "):
         assert normalize(href, page) == "https://example.com/contact/?lang=en", repr(href)
@@ -555,12 +694,16 @@ def test_C12_non_http_schemes_discarded_and_empty_query_kept():
 
 # ---------------------------------------------------------------- request form
 
-@pytest.mark.parametrize("href, base, sent, key", [
-    ("s?b=2&a=1", "http://h/", "http://h/s?b=2&a=1", "http://h/s?a=1&b=2"),
-    ("HTTP://H:80/x/../s?z=%7e&a#f", None, "http://h/s?z=~&a", "http://h/s?a&z=~"),
-    ("/p?", "http://h/", "http://h/p?", "http://h/p?"),
-    ("mailto:x@y", "http://h/", None, None),
-])
+
+@pytest.mark.parametrize(
+    "href, base, sent, key",
+    [
+        ("s?b=2&a=1", "http://h/", "http://h/s?b=2&a=1", "http://h/s?a=1&b=2"),
+        ("HTTP://H:80/x/../s?z=%7e&a#f", None, "http://h/s?z=~&a", "http://h/s?a&z=~"),
+        ("/p?", "http://h/", "http://h/p?", "http://h/p?"),
+        ("mailto:x@y", "http://h/", None, None),
+    ],
+)
 def test_request_url_keeps_query_order_only(href, base, sent, key):
     assert urlnorm.request_url(href, base) == sent
     assert normalize(href, base) == key
@@ -569,13 +712,25 @@ def test_request_url_keeps_query_order_only(href, base, sent, key):
 # ---------------------------------------------------------------- properties
 
 PROPS = settings(max_examples=500, deadline=None)
-URLISH = st.text(alphabet=st.sampled_from(list(
-    "aAzZ09-._~:/?#[]@!$&'()*+,;=% \t\n\\\"<>^`{|}é\u00fc\u3002\x00\x7fH.T.P")), max_size=40)
+URLISH = st.text(
+    alphabet=st.sampled_from(list("aAzZ09-._~:/?#[]@!$&'()*+,;=% \t\n\\\"<>^`{|}é\u00fc\u3002\x00\x7fH.T.P")),
+    max_size=40,
+)
 URL_REGEX = st.from_regex(
     r"\A(([hH][tT][tT][pP][sS]?|ftp|mailto|x):)?(//([A-Za-z0-9_.:@\[\]%\u00fc-]*))?"
-    r"([A-Za-z0-9/.%~ \\+-]*)(\?[A-Za-z0-9=&%+. ]*)?(#[^\n]*)?\Z")
-BASES = st.sampled_from([None, "http://h/a/b?q", "https://Ex.com:443/d/", "http://h",
-                         "ftp://h/x", "/rel", "https://bücher.example/a/./b/../c?x#y"])
+    r"([A-Za-z0-9/.%~ \\+-]*)(\?[A-Za-z0-9=&%+. ]*)?(#[^\n]*)?\Z"
+)
+BASES = st.sampled_from(
+    [
+        None,
+        "http://h/a/b?q",
+        "https://Ex.com:443/d/",
+        "http://h",
+        "ftp://h/x",
+        "/rel",
+        "https://bücher.example/a/./b/../c?x#y",
+    ]
+)
 
 
 def _check(url, base):
@@ -621,9 +776,19 @@ def test_property_idempotent_with_base(href, base):
     _check("//" + href, base)
 
 
-SESSION_ITEMS = st.sampled_from([HERITRIX_JSESSION, HERITRIX_PHPSESSION, HERITRIX_SID,
-                                  HERITRIX_ASP, "JSESSIONID=", "sid=5", "sid=x" * 4,
-                                  "%6Asessionid=1", "jsessionid"])
+SESSION_ITEMS = st.sampled_from(
+    [
+        HERITRIX_JSESSION,
+        HERITRIX_PHPSESSION,
+        HERITRIX_SID,
+        HERITRIX_ASP,
+        "JSESSIONID=",
+        "sid=5",
+        "sid=x" * 4,
+        "%6Asessionid=1",
+        "jsessionid",
+    ]
+)
 
 
 @PROPS
@@ -649,6 +814,7 @@ def test_module_has_no_mutable_globals():
 
 # ------------------------------------------------- fast paths against the plain rules
 
+
 def _reference_remove_dot_segments(path: str) -> str:
     """RFC 3986 §5.2.4 as written (buffer loop), the rule the fast path must keep."""
     out = ""
@@ -663,10 +829,10 @@ def _reference_remove_dot_segments(path: str) -> str:
             path = "/"
         elif path.startswith("/../"):
             path = path[3:]
-            out = out[:out.rfind("/")] if "/" in out else ""
+            out = out[: out.rfind("/")] if "/" in out else ""
         elif path == "/..":
             path = "/"
-            out = out[:out.rfind("/")] if "/" in out else ""
+            out = out[: out.rfind("/")] if "/" in out else ""
         elif path in (".", ".."):
             path = ""
         else:
@@ -680,15 +846,14 @@ def _reference_percent_encoding(text: str, safe) -> str:
     """RFC 3986 §6.2.2.1-2 character by character, with no shortcut."""
     out, i = [], 0
     while i < len(text):
-        esc = text[i:i + 3]
+        esc = text[i : i + 3]
         if len(esc) == 3 and esc[0] == "%" and all(c in "0123456789abcdefABCDEF" for c in esc[1:]):
             ch = chr(int(esc[1:], 16))
             out.append(ch if ch in urlnorm._UNRESERVED else esc.upper())
             i += 3
             continue
         ch = text[i]
-        out.append(ch if ch in safe else "".join(
-            f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")))
+        out.append(ch if ch in safe else "".join(f"%{b:02X}" for b in ch.encode("utf-8", "surrogatepass")))
         i += 1
     return "".join(out)
 

@@ -21,6 +21,7 @@ def url(n: int) -> str:
 
 # --- in-process -----------------------------------------------------------------------
 
+
 def test_claim_wins_once():
     table = VisitedTable()
     assert table.claim(url(1)) is True
@@ -40,8 +41,7 @@ def test_claim_many_returns_one_bool_per_url_in_order():
 
 def test_claim_many_duplicate_within_one_batch_is_won_once():
     table = VisitedTable(8)
-    assert table.claim_many([url(5), url(6), url(5), url(5), url(7)]) == [
-        True, True, False, False, True]
+    assert table.claim_many([url(5), url(6), url(5), url(5), url(7)]) == [True, True, False, False, True]
     assert len(table) == 3
     assert table.counts() == {"in_flight": 3, "visited": 0, "failed": 0, "skipped": 0}
 
@@ -62,8 +62,7 @@ def test_state_names_through_every_transition():
     table.mark(url(3), "skipped")
     table.mark_visited(url(4))
     table.mark_failed(url(5))
-    assert [table.state(url(n)) for n in range(6)] == [
-        None, "visited", "failed", "skipped", "visited", "failed"]
+    assert [table.state(url(n)) for n in range(6)] == [None, "visited", "failed", "skipped", "visited", "failed"]
     assert table.counts() == {"in_flight": 0, "visited": 2, "failed": 2, "skipped": 1}
     assert len(table) == 5
 
@@ -119,8 +118,7 @@ def test_mark_many():
 def test_settle_marks_and_claims_in_one_call():
     table = VisitedTable()
     table.claim_many([url(0), url(2)])
-    assert table.settle(url(0), "visited", [url(1), url(2), url(3), url(1)]) == [
-        True, False, True, False]
+    assert table.settle(url(0), "visited", [url(1), url(2), url(3), url(1)]) == [True, False, True, False]
     assert table.state(url(0)) == "visited"
     assert table.counts() == {"in_flight": 3, "visited": 1, "failed": 0, "skipped": 0}
 
@@ -169,6 +167,7 @@ def test_urls_live_in_shard_fingerprint_and_mask(shards):
 
 # --- through the manager --------------------------------------------------------------
 
+
 @pytest.fixture(params=START_METHODS)
 def manager_ctx(request):
     ctx = multiprocessing.get_context(request.param)
@@ -196,8 +195,7 @@ def test_manager_proxy_methods(manager_ctx):
     table.mark_failed(url(2))
     assert table.settle(url(3), "skipped", (url(4), url(1))) == [True, False]
     table.mark_many([url(4)], "visited")
-    assert [table.state(url(n)) for n in range(6)] == [
-        None, "visited", "failed", "skipped", "visited", None]
+    assert [table.state(url(n)) for n in range(6)] == [None, "visited", "failed", "skipped", "visited", None]
     assert len(table) == 4
     assert table.counts() == {"in_flight": 0, "visited": 2, "failed": 1, "skipped": 1}
 
@@ -253,7 +251,7 @@ def _race_worker(table, seed: int, go, out) -> None:
     won = []
     go.wait(WAIT_S)
     for start in range(0, len(urls), RACE_BATCH):
-        batch = urls[start:start + RACE_BATCH]
+        batch = urls[start : start + RACE_BATCH]
         won.extend(u for u, w in zip(batch, table.claim_many(batch)) if w)
     out.put((seed, won))
 
@@ -267,8 +265,7 @@ def test_race_every_url_is_won_exactly_once(method):
         table = manager.VisitedTable(64)
         go = ctx.Event()
         out = ctx.Queue()
-        children = [ctx.Process(target=_race_worker, args=(table, seed, go, out))
-                    for seed in range(RACE_PROCESSES)]
+        children = [ctx.Process(target=_race_worker, args=(table, seed, go, out)) for seed in range(RACE_PROCESSES)]
         for child in children:
             child.start()
         go.set()
@@ -299,8 +296,7 @@ def test_race_every_url_is_won_exactly_once(method):
 
 def test_offered_keys_first_offer_then_forget_at_the_limit():
     offered = OfferedKeys(limit=2)
-    assert [offered.first_offer(k) for k in ("http://h/a", "http://h/a", "http://h/b")] == [
-        True, False, True]
+    assert [offered.first_offer(k) for k in ("http://h/a", "http://h/a", "http://h/b")] == [True, False, True]
     assert len(offered) == 2
     assert offered.first_offer("http://h/c") is True  # the limit empties the set first
     assert len(offered) == 1
@@ -318,6 +314,7 @@ def test_first_content_registers_the_first_url_and_names_it_to_the_others():
 
 def test_first_content_through_the_manager():
     import multiprocessing
+
     manager = start_manager(multiprocessing.get_context("spawn"))
     try:
         table = manager.VisitedTable(8)

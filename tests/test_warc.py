@@ -43,8 +43,7 @@ def read_warc(path: str) -> list:
 
 
 def site_routes() -> dict[str, Route]:
-    links = "".join(f'<a href="{p}">{p}</a>' for p in
-                    ("/old", "/missing", "/gz", "/file.bin", "/big", "/secret"))
+    links = "".join(f'<a href="{p}">{p}</a>' for p in ("/old", "/missing", "/gz", "/file.bin", "/big", "/secret"))
     return {
         "/robots.txt": Route("User-agent: *\nDisallow: /secret\n", content_type="text/plain"),
         "/": Route(HTML.format("Home", links)),
@@ -60,12 +59,10 @@ def site_routes() -> dict[str, Route]:
 def test_a_crawl_archives_every_exchange_with_the_bytes_the_server_sent(tmp_path):
     routes = site_routes()
     with SiteServer(routes) as site:
-        summary, records = run_crawl(tmp_path, site.url("/"), warc=True, user_agent=UA,
-                                     max_body_bytes=1000)
+        summary, records = run_crawl(tmp_path, site.url("/"), warc=True, user_agent=UA, max_body_bytes=1000)
         hits = dict(site.hits)
     out = tmp_path / "out"
-    assert hits == {"/robots.txt": 1, "/": 1, "/old": 1, "/new": 1, "/missing": 1, "/gz": 1,
-                    "/file.bin": 1, "/big": 1}
+    assert hits == {"/robots.txt": 1, "/": 1, "/old": 1, "/new": 1, "/missing": 1, "/gz": 1, "/file.bin": 1, "/big": 1}
     assert not glob.glob(str(out / ("*" + OPEN_SUFFIX)))
     files = warc_files(str(out))
     assert len(files) == 2  # one per fetcher process
@@ -95,10 +92,15 @@ def test_a_crawl_archives_every_exchange_with_the_bytes_the_server_sent(tmp_path
     assert {r["request_url"] for r in records.values()} | {site.url("/robots.txt")} == set(responses)
     status = {paths[u]: (h.get_statuscode(), h.statusline, h.protocol) for u, (_, h, _, _) in responses.items()}
     assert status == {
-        "/robots.txt": ("200", "200 OK", "HTTP/1.1"), "/": ("200", "200 OK", "HTTP/1.1"),
-        "/old": ("301", "301 Moved Permanently", "HTTP/1.1"), "/new": ("200", "200 OK", "HTTP/1.1"),
-        "/missing": ("404", "404 Not Found", "HTTP/1.1"), "/gz": ("200", "200 OK", "HTTP/1.1"),
-        "/file.bin": ("200", "200 OK", "HTTP/1.1"), "/big": ("200", "200 OK", "HTTP/1.1")}
+        "/robots.txt": ("200", "200 OK", "HTTP/1.1"),
+        "/": ("200", "200 OK", "HTTP/1.1"),
+        "/old": ("301", "301 Moved Permanently", "HTTP/1.1"),
+        "/new": ("200", "200 OK", "HTTP/1.1"),
+        "/missing": ("404", "404 Not Found", "HTTP/1.1"),
+        "/gz": ("200", "200 OK", "HTTP/1.1"),
+        "/file.bin": ("200", "200 OK", "HTTP/1.1"),
+        "/big": ("200", "200 OK", "HTTP/1.1"),
+    }
     for url, (warc_headers, http_headers, raw, decoded) in responses.items():
         path = paths[url]
         route = routes.get(path) or Route("<h1>not found</h1>", 404)
@@ -109,7 +111,7 @@ def test_a_crawl_archives_every_exchange_with_the_bytes_the_server_sent(tmp_path
         assert http_headers.get_header("Content-Length") == str(len(route.body))
         if path == "/big":  # cut at --max-bytes: the bytes read, a prefix of the body
             assert warc_headers.get_header("WARC-Truncated") == "length"
-            assert 1000 <= len(raw) < len(BIG) and raw == BIG[:len(raw)]
+            assert 1000 <= len(raw) < len(BIG) and raw == BIG[: len(raw)]
             assert records[url]["truncated"] is True and records[url]["bytes"] == 1000
         else:
             assert warc_headers.get_header("WARC-Truncated") is None, path
@@ -132,9 +134,16 @@ def test_without_warc_no_file_is_written(tmp_path):
         run_crawl(tmp_path, site.url("/"), workers=1, threads=1)
     assert warc_files(str(tmp_path / "out")) == []
     assert sorted(os.listdir(tmp_path / "out")) == [
-        "edges-00.tsv", "edges.tsv", "manifest.json", "pages-00-00000.jsonl", "sites.tsv",
+        "edges-00.tsv",
+        "edges.tsv",
+        "manifest.json",
+        "pages-00-00000.jsonl",
+        "sites.tsv",
         "skipped.tsv",
-        "state.sqlite", "summary.json", "tree.txt"]
+        "state.sqlite",
+        "summary.json",
+        "tree.txt",
+    ]
 
 
 def recorded(handler, **settings):
@@ -167,10 +176,11 @@ CHUNKED_BODY = b"0\r\n\r\nnot the end"  # what a de-chunking reader would take f
 
 def _chunked_with_repeated_headers(conn, server):
     server.read_head(conn)
-    conn.sendall(b"HTTP/1.1 200 Fine Thanks\r\nSet-Cookie: a=1\r\nX-Z:  z\r\nSet-Cookie: b=2\r\n"
-                 b"Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
-                 b"5\r\n0\r\n\r\n\r\n" + b"%x\r\n%s\r\n" % (len(CHUNKED_BODY) - 5, CHUNKED_BODY[5:])
-                 + b"0\r\n\r\n")
+    conn.sendall(
+        b"HTTP/1.1 200 Fine Thanks\r\nSet-Cookie: a=1\r\nX-Z:  z\r\nSet-Cookie: b=2\r\n"
+        b"Content-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n"
+        b"5\r\n0\r\n\r\n\r\n" + b"%x\r\n%s\r\n" % (len(CHUNKED_BODY) - 5, CHUNKED_BODY[5:]) + b"0\r\n\r\n"
+    )
 
 
 def test_headers_in_order_with_repeats_reason_phrase_and_chunking_removed(tmp_path):
@@ -178,9 +188,13 @@ def test_headers_in_order_with_repeats_reason_phrase_and_chunking_removed(tmp_pa
     assert response.body == CHUNKED_BODY
     (_, (warc_headers, http_headers, raw, decoded), _) = write_and_read(tmp_path, exchanges)[:3]
     assert http_headers.protocol == "HTTP/1.1" and http_headers.statusline == "200 Fine Thanks"
-    assert http_headers.headers == [("Set-Cookie", "a=1"), ("X-Z", "z"), ("Set-Cookie", "b=2"),
-                                    ("Content-Type", "text/plain"),
-                                    ("X-Crawler-Transfer-Encoding", "chunked")]
+    assert http_headers.headers == [
+        ("Set-Cookie", "a=1"),
+        ("X-Z", "z"),
+        ("Set-Cookie", "b=2"),
+        ("Content-Type", "text/plain"),
+        ("X-Crawler-Transfer-Encoding", "chunked"),
+    ]
     assert raw == decoded == CHUNKED_BODY
     assert warc_headers.get_header("WARC-Truncated") is None
 
@@ -244,10 +258,13 @@ def test_a_body_cut_by_the_time_limit_or_the_connection_is_marked(tmp_path, hand
     assert request[0].get_header("WARC-Concurrent-To") == warc_headers.get_header("WARC-Record-ID")
 
 
-@pytest.mark.parametrize("headers, stored, cut", [
-    ({}, b"moved", None),
-    ({"Content-Encoding": "gzip"}, b"", "unspecified"),  # requests decoded it: the bytes sent are lost
-])
+@pytest.mark.parametrize(
+    "headers, stored, cut",
+    [
+        ({}, b"moved", None),
+        ({"Content-Encoding": "gzip"}, b"", "unspecified"),  # requests decoded it: the bytes sent are lost
+    ],
+)
 def test_a_redirect_body_is_kept_unless_content_encoded(tmp_path, headers, stored, cut):
     body = gzip.compress(b"moved") if headers else b"moved"
     routes = {"/x": Route(body, 302, {"Location": "/y", **headers}, content_type="text/html")}
@@ -260,6 +277,7 @@ def test_a_redirect_body_is_kept_unless_content_encoded(tmp_path, headers, store
 
 
 # --- repair ---------------------------------------------------------------------------
+
 
 def _three_exchanges(tmp_path):
     routes = {f"/{i}": Route(f"<p>page {i}</p>" * (i + 1)) for i in range(3)}
@@ -282,8 +300,7 @@ def _member_ends(data: bytes) -> list[int]:
     return [iterator.get_record_offset() + iterator.get_record_length() for _ in iterator]
 
 
-@pytest.mark.parametrize("damage", ["none", "last byte", "half the last member",
-                                    "header of a new member", "garbage"])
+@pytest.mark.parametrize("damage", ["none", "last byte", "half the last member", "header of a new member", "garbage"])
 def test_repair_cuts_a_partial_last_record_and_keeps_every_complete_one(tmp_path, damage):
     path = _three_exchanges(tmp_path)
     whole = open(path, "rb").read()
@@ -293,7 +310,7 @@ def test_repair_cuts_a_partial_last_record_and_keeps_every_complete_one(tmp_path
     content, kept = {
         "none": (whole, 7),
         "last byte": (whole[:-1], 6),
-        "half the last member": (whole[:(start + len(whole)) // 2], 6),
+        "half the last member": (whole[: (start + len(whole)) // 2], 6),
         "header of a new member": (whole + whole[:10], 7),
         "garbage": (whole + b"\x1f\x8b\x08\x00garbage", 7),
     }[damage]
@@ -328,8 +345,11 @@ def test_a_changed_payload_fails_the_digest_check(tmp_path):
 
 
 def test_restart_removes_the_warc_files(tmp_path):
-    for name in ("warc-00-20250101T000000000000Z-1.warc.gz", "warc-01-20250101T000000000000Z-2.warc.gz.open",
-                 "mine.warc.gz"):
+    for name in (
+        "warc-00-20250101T000000000000Z-1.warc.gz",
+        "warc-01-20250101T000000000000Z-2.warc.gz.open",
+        "mine.warc.gz",
+    ):
         (tmp_path / name).write_bytes(b"x")
     remove_outputs(str(tmp_path))
     assert os.listdir(tmp_path) == ["mine.warc.gz"]
@@ -342,6 +362,7 @@ def test_the_warc_flag():
 
 
 # --- a crash, then a resume -------------------------------------------------------------
+
 
 def test_sigkill_then_resume_leaves_clean_warc_files_with_every_page(tmp_path):
     out = tmp_path / "out"
@@ -358,7 +379,7 @@ def test_sigkill_then_resume_leaves_clean_warc_files_with_every_page(tmp_path):
     assert second.returncode == 0, err
     assert not glob.glob(str(out / ("*" + OPEN_SUFFIX)))
     files = warc_files(str(out))
-    assert {p[:-len(OPEN_SUFFIX)] for p in left_open} <= set(files)
+    assert {p[: -len(OPEN_SUFFIX)] for p in left_open} <= set(files)
     responses: dict[str, int] = {}
     for path in files:
         records = read_warc(path)  # every file reads cleanly, digests checked
@@ -374,13 +395,14 @@ def test_sigkill_then_resume_leaves_clean_warc_files_with_every_page(tmp_path):
     assert {r["request_url"] for r in records.values()} <= set(responses)
     # no more responses archived than requests served (a kill may lose a last record)
     for uri, count in responses.items():
-        assert count <= hits[uri[len(site.url("")):]], uri
+        assert count <= hits[uri[len(site.url("")) :]], uri
 
 
 def _non_ascii_head(conn, server):
     server.read_head(conn)
-    conn.sendall("HTTP/1.1 200 Très bien\r\nX-Name: café\r\nContent-Length: 2\r\n"
-                 "Content-Type: text/plain\r\n\r\nok".encode())
+    conn.sendall(
+        "HTTP/1.1 200 Très bien\r\nX-Name: café\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok".encode()
+    )
 
 
 def test_non_ascii_bytes_in_the_status_line_and_headers_are_stored_percent_encoded(tmp_path):
@@ -396,6 +418,7 @@ def test_non_ascii_bytes_in_the_status_line_and_headers_are_stored_percent_encod
 def test_a_warc_writer_that_fails_loses_its_record_not_the_fetch():
     def broken(exchange):
         raise OSError("No space left on device")
+
     client = HttpClient(UA, 5, 5, on_exchange=broken)
     with RawServer(_non_ascii_head) as raw:
         try:

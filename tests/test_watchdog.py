@@ -31,8 +31,7 @@ def test_no_report_while_progressing_or_with_nothing_waiting():
 def test_a_stall_reports_what_waits_and_what_each_fetcher_holds():
     now = 1000.0
     report = Watchdog(FakeDispatcher(now - 61, now - 0.5), 60).check(now)
-    assert report == ("stall: no progress for 61 s; frontier 3 tasks; "
-                      "fetcher 0: page http://a.test/x (61.0 s)")
+    assert report == ("stall: no progress for 61 s; frontier 3 tasks; fetcher 0: page http://a.test/x (61.0 s)")
 
 
 def test_a_blocked_loop_reports_the_main_threads_stack():

@@ -56,14 +56,19 @@ class Harness:
     def __init__(self, site: SiteServer, out_dir, **config) -> None:
         self.site = site
         self.out_dir = str(out_dir)
-        self.config = CrawlConfig(seeds=(site.url("/"),), out_dir=self.out_dir, workers=1,
-                                  connect_timeout_s=5.0, read_timeout_s=5.0,
-                                  total_timeout_s=10.0, **config)
+        self.config = CrawlConfig(
+            seeds=(site.url("/"),),
+            out_dir=self.out_dir,
+            workers=1,
+            connect_timeout_s=5.0,
+            read_timeout_s=5.0,
+            total_timeout_s=10.0,
+            **config,
+        )
         self.table = VisitedTable(8)
         self.writer = RecordWriter(self.out_dir, 0)
         self.exchanged: list[Exchanged] = []  # what the processor told before parsing
-        self.processor = worker.PageProcessor(0, self.config, self.table, self.writer,
-                                              self.exchanged.append)
+        self.processor = worker.PageProcessor(0, self.config, self.table, self.writer, self.exchanged.append)
         self.client = HttpClient.from_config(self.config)
 
     def run(self, path_or_url: str, depth: int = 0, parent=None, chain=()) -> TaskDone:
@@ -119,16 +124,45 @@ def test_html_page_record_edges_and_discovered(make):
     # the origin was told free once the body was read, before the page was parsed
     assert [(e.worker_id, e.url, e.status) for e in h.exchanged] == [(0, u("/"), 200)]
     assert 0 <= h.exchanged[0].latency_s < WAIT_S
-    assert done == TaskDone(0, u("/"), PAGE, 200, None, len(INDEX.encode()), (
-        FetchTask(u("/a"), 1, u("/")),
-        FetchTask(u("/b"), 1, u("/")),
-    ), content=(int(record["fingerprint"], 16), int(record["simhash"], 16)))
+    assert done == TaskDone(
+        0,
+        u("/"),
+        PAGE,
+        200,
+        None,
+        len(INDEX.encode()),
+        (
+            FetchTask(u("/a"), 1, u("/")),
+            FetchTask(u("/b"), 1, u("/")),
+        ),
+        content=(int(record["fingerprint"], 16), int(record["simhash"], 16)),
+    )
     assert record["simhash"] == f"{simhash(record['markdown']):016x}"
-    assert set(record) == {"url", "request_url", "final_url", "status", "content_type", "depth", "parent",
-                           "redirect_chain", "title", "markdown", "fingerprint", "fetched_at",
-                           "elapsed_ms", "bytes", "truncated", "attempts", "error", "canonical",
-                           "duplicate_of", "content", "simhash", "near_duplicate_of",
-                           "near_duplicate_distance"}
+    assert set(record) == {
+        "url",
+        "request_url",
+        "final_url",
+        "status",
+        "content_type",
+        "depth",
+        "parent",
+        "redirect_chain",
+        "title",
+        "markdown",
+        "fingerprint",
+        "fetched_at",
+        "elapsed_ms",
+        "bytes",
+        "truncated",
+        "attempts",
+        "error",
+        "canonical",
+        "duplicate_of",
+        "content",
+        "simhash",
+        "near_duplicate_of",
+        "near_duplicate_distance",
+    }
     assert record["url"] == record["final_url"] == record["request_url"] == u("/")
     assert record["status"] == 200
     assert record["content_type"] == "text/html; charset=utf-8"
@@ -145,13 +179,15 @@ def test_html_page_record_edges_and_discovered(make):
     assert record["truncated"] is False
     assert record["error"] is None
 
-    assert sorted(h.edges()) == sorted([
-        f"{u('/')}\t{u('/')}\tlink\t1",
-        f"{u('/')}\t{u('/a')}\tlink\t1",
-        f"{u('/')}\t{u('/b')}\tlink\t1",
-        f"{u('/')}\t{u('/claimed-before')}\tlink\t1",
-        f"{u('/')}\t{EXTERNAL}\tlink\t0",
-    ])
+    assert sorted(h.edges()) == sorted(
+        [
+            f"{u('/')}\t{u('/')}\tlink\t1",
+            f"{u('/')}\t{u('/a')}\tlink\t1",
+            f"{u('/')}\t{u('/b')}\tlink\t1",
+            f"{u('/')}\t{u('/claimed-before')}\tlink\t1",
+            f"{u('/')}\t{EXTERNAL}\tlink\t0",
+        ]
+    )
     assert h.table.state(u("/")) == "visited"
     assert h.table.state(u("/a")) == "in_flight"
     assert h.table.state(u("/b")) == "in_flight"
@@ -203,8 +239,7 @@ def test_max_depth_honoured_below_the_seed(make):
     done = h.run("/deep", depth=2, parent=u("/"))
     assert done.outcome == PAGE
     assert done.discovered == ()
-    assert h.edges() == [f"{u('/deep')}\t{u('/deeper')}\tlink\t1",
-                         f"{u('/deep')}\t{u('/other')}\tlink\t1"]
+    assert h.edges() == [f"{u('/deep')}\t{u('/deeper')}\tlink\t1", f"{u('/deep')}\t{u('/other')}\tlink\t1"]
     assert h.table.state(u("/deeper")) is None
     assert h.table.state(u("/other")) is None
     assert len(h.table) == 1
@@ -214,8 +249,7 @@ def test_redirect_claims_target_with_same_depth_and_chain(make):
     h = make({"/old": redirect("/new#frag"), "/new": Route("new")})
     u = h.site.url
     done = h.run("/old", depth=3, parent=u("/p"))
-    assert done == TaskDone(0, u("/old"), REDIRECT, 301, None, 0,
-                            (FetchTask(u("/new"), 3, u("/old"), (u("/old"),)),))
+    assert done == TaskDone(0, u("/old"), REDIRECT, 301, None, 0, (FetchTask(u("/new"), 3, u("/old"), (u("/old"),)),))
     [record] = h.records()
     assert (record["url"], record["final_url"], record["status"]) == (u("/old"), u("/new"), 301)
     assert (record["depth"], record["parent"], record["error"], record["markdown"]) == (3, u("/p"), None, None)
@@ -299,8 +333,7 @@ def test_404_fails(make):
     assert done == TaskDone(0, u("/missing"), FAILED, 404, "http 404", len(b"<h1>not found</h1>"), ())
     assert h.exchanged == []  # nothing to parse: the result itself frees the origin
     [record] = h.records()
-    assert (record["status"], record["error"], record["markdown"], record["title"]) == (
-        404, "http 404", None, None)
+    assert (record["status"], record["error"], record["markdown"], record["title"]) == (404, "http 404", None, None)
     assert h.edges() == []
     assert h.table.state(u("/missing")) == "failed"
 
@@ -313,8 +346,7 @@ def test_non_html_is_recorded_without_markdown(make):
     assert done == TaskDone(0, u("/doc.pdf"), NON_HTML, 200, None, len(pdf), ())
     [record] = h.records()
     assert record["content_type"] == "application/pdf"
-    assert (record["markdown"], record["title"], record["fingerprint"], record["error"]) == (
-        None, None, None, None)
+    assert (record["markdown"], record["title"], record["fingerprint"], record["error"]) == (None, None, None, None)
     assert record["bytes"] == len(pdf)
     assert h.edges() == []
     assert h.table.state(u("/doc.pdf")) == "visited"
@@ -331,14 +363,23 @@ def test_network_failure_is_a_failed_record(make):
     assert done == TaskDone(0, dead, FAILED, None, "connection", 0, ())
     [record] = h.records()
     assert (record["status"], record["content_type"], record["elapsed_ms"], record["error"]) == (
-        None, None, None, "connection")
+        None,
+        None,
+        None,
+        "connection",
+    )
     assert h.table.state(dead) == "failed"
 
 
 def test_a_transient_failure_before_the_last_attempt_is_a_retry_with_nothing_written(make):
-    h = make({"/busy": Route("slow down", 429, {"Retry-After": "7"}),
-              "/down": Route("oops", 503),
-              "/gone": Route("gone", 410)}, retries=1)
+    h = make(
+        {
+            "/busy": Route("slow down", 429, {"Retry-After": "7"}),
+            "/down": Route("oops", 503),
+            "/gone": Route("gone", 410),
+        },
+        retries=1,
+    )
     u = h.site.url
     assert h.run("/busy") == TaskDone(0, u("/busy"), RETRY, 429, "http 429", 9, retry_after_s=7.0)
     # the origin is paused for 7 s in this process: a queued task goes back unrequested
@@ -347,7 +388,8 @@ def test_a_transient_failure_before_the_last_attempt_is_a_retry_with_nothing_wri
     assert 6 < deferred.retry_after_s <= 7 and h.site.hits["/down"] == 0
     h.processor.paused.clear()
     assert h.run_task(FetchTask(u("/down"), 0)) == TaskDone(
-        0, u("/down"), RETRY, 503, "http 503", 4, retry_after_s=None)
+        0, u("/down"), RETRY, 503, "http 503", 4, retry_after_s=None
+    )
     assert h.run("/gone").outcome == FAILED  # a 410 is an answer, not an accident
     assert [r["url"] for r in h.records()] == [u("/gone")]
     assert h.table.state(u("/busy")) == h.table.state(u("/down")) == "in_flight"
@@ -369,8 +411,10 @@ def test_a_crashed_robots_or_sitemap_task_writes_no_record(make):
     h = make({})
     u = h.site.url
     for kind, outcome in ((KIND_ROBOTS, ROBOTS), (KIND_SITEMAP, SITEMAP)):
-        done = h.processor.crash(FetchTask(u("/sitemap.xml"), 0, kind=kind), UnicodeEncodeError(
-            "ascii", "é", 0, 1, "ordinal not in range(128)"))
+        done = h.processor.crash(
+            FetchTask(u("/sitemap.xml"), 0, kind=kind),
+            UnicodeEncodeError("ascii", "é", 0, 1, "ordinal not in range(128)"),
+        )
         assert done == TaskDone(0, u("/sitemap.xml"), outcome, None, "internal error: UnicodeEncodeError")
     assert h.records() == []
 
@@ -425,8 +469,7 @@ def test_thread_loop_survives_an_exception(make, monkeypatch):
     tasks, results = queue.Queue(), queue.Queue()
     for item in (FetchTask(bad, 0), FetchTask(good, 0), STOP, FetchTask(u("/never"), 0)):
         tasks.put(item)
-    thread = threading.Thread(target=worker._thread_loop, args=(h.processor, tasks, results),
-                              daemon=True)
+    thread = threading.Thread(target=worker._thread_loop, args=(h.processor, tasks, results), daemon=True)
     thread.start()
     thread.join(WAIT_S)
     assert not thread.is_alive()
@@ -481,8 +524,9 @@ def test_a_key_offered_once_is_not_sent_to_the_table_again(make, monkeypatch):
     h = make({"/": Route(_links_page("/a", "/b")), "/a": Route(_links_page("/b", "/c", "/"))})
     sent = []
     settle = h.table.settle
-    monkeypatch.setattr(h.table, "settle", lambda url, state, links: (
-        sent.append(list(links)), settle(url, state, links))[1])
+    monkeypatch.setattr(
+        h.table, "settle", lambda url, state, links: (sent.append(list(links)), settle(url, state, links))[1]
+    )
     home = h.run("/")
     a = h.run_task(home.discovered[0])  # /a, claimed by the home page
     url = h.site.url
@@ -498,8 +542,14 @@ def test_a_key_offered_once_is_not_sent_to_the_table_again(make, monkeypatch):
 
 def test_a_huge_robots_txt_is_read_only_up_to_its_limit(make):
     from crawler.web.robots import ROBOTS_MAX_BYTES
-    h = make({"/robots.txt": Route("User-agent: *\nDisallow: /x\n" + "#" * (3 * ROBOTS_MAX_BYTES),
-                                   content_type="text/plain")})
+
+    h = make(
+        {
+            "/robots.txt": Route(
+                "User-agent: *\nDisallow: /x\n" + "#" * (3 * ROBOTS_MAX_BYTES), content_type="text/plain"
+            )
+        }
+    )
     done = h.run_task(FetchTask(h.site.url("/").rstrip("/"), 0, kind=KIND_ROBOTS))
     assert (done.outcome, done.status) == (ROBOTS, 200)
     assert done.body_bytes == len(done.robots_body) == ROBOTS_MAX_BYTES  # not 1.5 MB read

@@ -32,8 +32,12 @@ def main() -> int:
             converter = html2text.HTML2Text(baseurl=url)
             converter.body_width = 0
             title = soup.title.get_text() if soup.title else None
-            f.write(json.dumps({"url": url, "title": title, "markdown": converter.handle(response.text)},
-                               ensure_ascii=False) + "\n")
+            f.write(
+                json.dumps(
+                    {"url": url, "title": title, "markdown": converter.handle(response.text)}, ensure_ascii=False
+                )
+                + "\n"
+            )
             for a in soup.find_all("a", href=True):
                 link = urllib.parse.urljoin(url, a["href"]).split("#")[0]
                 if urllib.parse.urlsplit(link).netloc == host and link not in seen:

@@ -32,9 +32,17 @@ class DocSpider(scrapy.Spider):
             return
         converter = html2text.HTML2Text(baseurl=response.url)
         converter.body_width = 0
-        self.out.write(json.dumps({"url": response.url, "title": response.css("title::text").get(),
-                                   "markdown": converter.handle(response.text)},
-                                  ensure_ascii=False) + "\n")
+        self.out.write(
+            json.dumps(
+                {
+                    "url": response.url,
+                    "title": response.css("title::text").get(),
+                    "markdown": converter.handle(response.text),
+                },
+                ensure_ascii=False,
+            )
+            + "\n"
+        )
         urls = [response.urljoin(h) for h in response.css("a::attr(href)").getall()]
         if self.tuned:
             urls = sorted({u.split("#")[0] for u in urls})
@@ -48,11 +56,19 @@ class DocSpider(scrapy.Spider):
 
 def main() -> int:
     seed, out = sys.argv[1], sys.argv[2]
-    process = CrawlerProcess(settings={
-        "CONCURRENT_REQUESTS": 16, "CONCURRENT_REQUESTS_PER_DOMAIN": 16, "ROBOTSTXT_OBEY": False,
-        "LOG_LEVEL": "ERROR", "TELNETCONSOLE_ENABLED": False, "AUTOTHROTTLE_ENABLED": False,
-        "HTTPCACHE_ENABLED": False, "COOKIES_ENABLED": False, "RETRY_ENABLED": False,
-    })
+    process = CrawlerProcess(
+        settings={
+            "CONCURRENT_REQUESTS": 16,
+            "CONCURRENT_REQUESTS_PER_DOMAIN": 16,
+            "ROBOTSTXT_OBEY": False,
+            "LOG_LEVEL": "ERROR",
+            "TELNETCONSOLE_ENABLED": False,
+            "AUTOTHROTTLE_ENABLED": False,
+            "HTTPCACHE_ENABLED": False,
+            "COOKIES_ENABLED": False,
+            "RETRY_ENABLED": False,
+        }
+    )
     process.crawl(DocSpider, seed=seed, out=out, tuned="--tuned" in sys.argv)
     process.start()
     return 0

@@ -26,8 +26,7 @@ import lxml.etree as ET
 
 from crawler.web import urlnorm
 
-__all__ = ["PageLinks", "extract", "effective_base", "resolve_links", "link_targets", "refresh_url",
-           "LINK_ATTRIBUTES"]
+__all__ = ["PageLinks", "extract", "effective_base", "resolve_links", "link_targets", "refresh_url", "LINK_ATTRIBUTES"]
 
 #: Element name -> the attribute holding its link target.
 LINK_ATTRIBUTES: dict[str, str] = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
@@ -122,8 +121,11 @@ def extract(text: str) -> PageLinks:
                         refresh_seen = True
                         hrefs.append(target)
             elif tag == "link":
-                if canonical is None and el.get("href") is not None and "canonical" in (
-                        el.get("rel") or "").lower().split():
+                if (
+                    canonical is None
+                    and el.get("href") is not None
+                    and "canonical" in (el.get("rel") or "").lower().split()
+                ):
                     canonical = el.get("href")
             elif base_href is None:  # tag == "base"
                 base_href = el.get("href")
@@ -185,7 +187,7 @@ def refresh_url(content: str) -> str | None:
         i += 1
     url = content[i:]
     if quote and quote in url:
-        url = url[:url.index(quote)]
+        url = url[: url.index(quote)]
     return url or None
 
 

@@ -119,9 +119,11 @@ REGION_SHARE = 0.9
 _SECTION_CHROME_TAGS = frozenset(("aside", "header", "footer"))
 _CHROME_ROLES = frozenset(("navigation", "banner", "contentinfo", "complementary", "search"))
 _CHROME_CLASSES = frozenset(("sphinxsidebar", "related", "footer"))
-_CONSENT = re.compile(r"consent|gdpr|cookiebot|cookie[-_]?(?:banner|notice|bar|law|popup|modal|"
-                      r"message|alert|policy|dialog|warning|info|wrapper|container|accept)",
-                      re.IGNORECASE)
+_CONSENT = re.compile(
+    r"consent|gdpr|cookiebot|cookie[-_]?(?:banner|notice|bar|law|popup|modal|"
+    r"message|alert|policy|dialog|warning|info|wrapper|container|accept)",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"\w+")
 
 
@@ -191,8 +193,7 @@ def _is_chrome(element) -> bool:
 
 def _is_content(element) -> bool:
     """``main``, ``article`` or ``role=main``: nothing inside is removed."""
-    return (element.tag in ("main", "article")
-            or (element.get("role") or "").strip().lower() == "main")
+    return element.tag in ("main", "article") or (element.get("role") or "").strip().lower() == "main"
 
 
 def _strip_chrome(root) -> None:
@@ -240,9 +241,16 @@ def _extract_text(root) -> str | None:
     import trafilatura  # imported on first use: only pages without a main landmark need it
 
     document = trafilatura.bare_extraction(
-        copy.deepcopy(root), favor_recall=True, include_comments=False, include_tables=True,
-        include_formatting=False, include_links=False, include_images=False,
-        deduplicate=False, with_metadata=False)
+        copy.deepcopy(root),
+        favor_recall=True,
+        include_comments=False,
+        include_tables=True,
+        include_formatting=False,
+        include_links=False,
+        include_images=False,
+        deduplicate=False,
+        with_metadata=False,
+    )
     body = getattr(document, "body", None)
     if body is None:
         return None
@@ -285,8 +293,12 @@ def _region(body, extracted: str):
     while region.tag != "article":  # a self-contained composition: taken whole
         children = [c for c in region if isinstance(c.tag, str)]
         best = max(children, key=lambda c: weight.get(c, 0), default=None)
-        if (best is None or weight.get(best, 0) < REGION_SHARE * total or best.tag in _TEXT_BLOCKS
-                or any(_has_heading(c) for c in children[:children.index(best)])):
+        if (
+            best is None
+            or weight.get(best, 0) < REGION_SHARE * total
+            or best.tag in _TEXT_BLOCKS
+            or any(_has_heading(c) for c in children[: children.index(best)])
+        ):
             break
         region = best
     doomed, stack = [], [region]
@@ -304,8 +316,7 @@ def _region(body, extracted: str):
 
 
 #: Elements the region never narrows into: one block of text, not a container of them.
-_TEXT_BLOCKS = frozenset(("p", "pre", "li", "ul", "ol", "dl", "table", "blockquote",
-                          *(f"h{n}" for n in range(1, 7))))
+_TEXT_BLOCKS = frozenset(("p", "pre", "li", "ul", "ol", "dl", "table", "blockquote", *(f"h{n}" for n in range(1, 7))))
 _HEADINGS = tuple(f"h{n}" for n in range(1, 7))
 
 

@@ -55,8 +55,7 @@ def features(text: str, shingle_words: int = SHINGLE_WORDS, strip_links: bool = 
     words = [word for word in _WORD.findall(text.lower()) if not word.isdigit()]
     if len(words) <= shingle_words:
         return [" ".join(words).encode("utf-8")] if words else []
-    return [" ".join(words[i:i + shingle_words]).encode("utf-8")
-            for i in range(len(words) - shingle_words + 1)]
+    return [" ".join(words[i : i + shingle_words]).encode("utf-8") for i in range(len(words) - shingle_words + 1)]
 
 
 def simhash_of_features(items) -> int:
@@ -129,8 +128,10 @@ class NearDuplicateIndex:
         self.blocks = tuple((lo, (1 << (hi - lo)) - 1) for lo, hi in zip(edges, edges[1:]))
         self._fingerprints = array.array("Q")
         self._references = array.array("Q")
-        self._heads: list = [array.array("I", [_NONE]) * (mask + 1)
-                             if mask < 1 << _DENSE_BLOCK_BITS else {} for _shift, mask in self.blocks]
+        self._heads: list = [
+            array.array("I", [_NONE]) * (mask + 1) if mask < 1 << _DENSE_BLOCK_BITS else {}
+            for _shift, mask in self.blocks
+        ]
         self._next = [array.array("I") for _ in self.blocks]
 
     def __len__(self) -> int:
@@ -173,8 +174,11 @@ class NearDuplicateIndex:
         for position in self._candidates(fingerprint):
             distance = (stored[position] ^ fingerprint).bit_count()
             held = held or distance == 0
-            if distance <= self.max_distance and (best is None or (distance, position) < best) \
-                    and (exclude is None or references[position] != exclude):
+            if (
+                distance <= self.max_distance
+                and (best is None or (distance, position) < best)
+                and (exclude is None or references[position] != exclude)
+            ):
                 best = (distance, position)
         return (None if best is None else (references[best[1]], best[0])), held
 

@@ -58,8 +58,7 @@ class Discovery:
         rules = RobotsRules.from_response(message.status, message.robots_body, message.error)
         host = self.politeness.host(origin)
         if rules.unreachable and host.robots_attempts <= self.config.retries:
-            wait = backoff_s(host.robots_attempts - 1, self.config.retry_base_s,
-                             self.config.retry_cap_s, self.rng)
+            wait = backoff_s(host.robots_attempts - 1, self.config.retry_base_s, self.config.retry_cap_s, self.rng)
             log.info("%s: %s; trying again in %.1f s", origin, rules.describe(), wait)
             self.politeness.robots_retry(origin, now + wait)
             return rules

@@ -24,6 +24,7 @@ DEFAULT_WINDOW = 1000
 #: bounded however many sites a batch crawl has.
 DEFAULT_BUDGET = 50_000
 
+
 class _Origin:
     """What a DiskFrontier knows of one origin's waiting tasks."""
 
@@ -86,8 +87,7 @@ class DiskFrontier:
     docstring).
     """
 
-    def __init__(self, store: StateStore, window: int = DEFAULT_WINDOW,
-                 budget: int = DEFAULT_BUDGET) -> None:
+    def __init__(self, store: StateStore, window: int = DEFAULT_WINDOW, budget: int = DEFAULT_BUDGET) -> None:
         if window < 1 or budget < 1:
             raise ValueError(f"window and budget must be at least 1, got {window}, {budget}")
         self.store = store
@@ -126,8 +126,7 @@ class DiskFrontier:
             elif entry.window_len and task.depth < max(entry.window):
                 into_window = True  # before the window's last task: it must be in it
             else:
-                into_window = (not entry.unloaded and entry.window_len < limit
-                               and self._in_memory < self.budget)
+                into_window = not entry.unloaded and entry.window_len < limit and self._in_memory < self.budget
             seq = self.store.push_row(task, origin, into_window)
             if entry is None:
                 entry = self._origins[origin] = _Origin()
@@ -164,8 +163,10 @@ class DiskFrontier:
         want = min(self._origin_window(), entry.unloaded)
         rows = self.store.load_rows(origin, want)
         if len(rows) != want:
-            raise StateError(f"{self.store.path}: {origin} should have {want} waiting rows on disk,"
-                             f" found {len(rows)}: the store was changed behind the frontier")
+            raise StateError(
+                f"{self.store.path}: {origin} should have {want} waiting rows on disk,"
+                f" found {len(rows)}: the store was changed behind the frontier"
+            )
         for seq, task in rows:
             entry.window.setdefault(task.depth, collections.deque()).append((seq, task))
         entry.window_len += want
@@ -231,7 +232,9 @@ class DiskFrontier:
     def drain(self) -> Iterator[FetchTask]:
         """Pop and yield every waiting task, lowest depth first (their rows end up
         ``IN_FLIGHT``: the dispatcher then marks them skipped)."""
+
         def min_depth(origin: str) -> int | None:
             entry = self._origins.get(origin)
             return min(entry.depths) if entry is not None else None
+
         return drain_in_order(self, min_depth)

@@ -136,8 +136,9 @@ class Dispatcher:
             None: ``config.max_pages`` (or no total).
     """
 
-    def __init__(self, config, ctx, table, manager=None, frontier=None, store=None,
-                 expected_urls: int | None = None) -> None:
+    def __init__(
+        self, config, ctx, table, manager=None, frontier=None, store=None, expected_urls: int | None = None
+    ) -> None:
         self.config = config
         self.ctx = ctx
         self.table = table
@@ -149,19 +150,24 @@ class Dispatcher:
         if manager is not None:
             self.monitor.set_role(manager._process.pid, "manager")
         self.pool = FetcherPool(ctx, config, table, self.monitor)
-        self.politeness = Politeness(config.per_host, config.delay_s, config.max_crawl_delay_s,
-                                     config.user_agent or DEFAULT_USER_AGENT, config.obey_robots)
+        self.politeness = Politeness(
+            config.per_host,
+            config.delay_s,
+            config.max_crawl_delay_s,
+            config.user_agent or DEFAULT_USER_AGENT,
+            config.obey_robots,
+        )
         self.scheduler = Scheduler(self.frontier, self.politeness, config.max_pages_per_site)
         self._rng = random.Random()
         self.discovery = Discovery(config, self.politeness, self.scheduler.push, self._rng)
         self.retries = RetryQueue()
-        self.in_flight: dict[str, FetchTask] = {}   # page tasks given to a fetcher, not reported
+        self.in_flight: dict[str, FetchTask] = {}  # page tasks given to a fetcher, not reported
         self._released: set[tuple[str, str]] = set()  # (kind, url): its exchange ended, origin freed
         self.crashes: dict[str, int] = {}  # url -> deaths, for URLs the store has no row for
         self.deaths = 0
         self.seed_keys = frozenset(config.seed_keys)  # a test per result: O(1) for any number of seeds
-        self.fetched: set[str] = set()             # every URL with a record
-        self.redirected: set[str] = set()          # URLs recorded as redirects
+        self.fetched: set[str] = set()  # every URL with a record
+        self.redirected: set[str] = set()  # URLs recorded as redirects
         self.dispatched = 0  # page tasks dispatched and not undone: --max-pages counts these
         self.stop_reason: str | None = None
         #: Without a store only: the URLs skipped for good, and those left at a stop
@@ -193,9 +199,9 @@ class Dispatcher:
         #: monotonic times the watchdog reads: the last result or dispatch, the last loop turn
         self.last_progress_at = self.loop_turned_at = self._started_at
         self.watchdog = Watchdog(self, config.stall_s)
-        self.display = Progress(config.progress,
-                                config.max_pages if expected_urls is None else expected_urls,
-                                config.progress_interval_s)
+        self.display = Progress(
+            config.progress, config.max_pages if expected_urls is None else expected_urls, config.progress_interval_s
+        )
         self._next_progress = self._started_at + self.display.interval_s
         if store is not None and config.max_pages_per_site is not None:
             self._restore_site_counts()
@@ -320,8 +326,7 @@ class Dispatcher:
         if self.pool.outstanding():
             return True
         now = time.monotonic()
-        return any(at is not None and at <= now
-                   for at in (self.retries.next_due(), self.scheduler.peek_wake()))
+        return any(at is not None and at <= now for at in (self.retries.next_due(), self.scheduler.peek_wake()))
 
     def _fill(self, now: float) -> None:
         """Hand out every task that is due, while the capacity gate has room."""
@@ -374,8 +379,7 @@ class Dispatcher:
             self._next_memory_check = now + 1.0
             over = self.monitor.sample() > limit
             if over and not self._memory_slowed:
-                log.warning("memory of all processes is over --max-memory (%d MiB): slowing down",
-                            limit // 2**20)
+                log.warning("memory of all processes is over --max-memory (%d MiB): slowing down", limit // 2**20)
             self._memory_slowed = over
         return self._memory_slowed
 
@@ -419,11 +423,13 @@ class Dispatcher:
                 self.redirected.add(message.url)
         else:
             failed = message.outcome == FAILED
-            self._settled.append((message.url, FAILED_STATE if failed else VISITED_STATE,
-                                  message.error if failed else message.outcome))
+            self._settled.append(
+                (message.url, FAILED_STATE if failed else VISITED_STATE, message.error if failed else message.outcome)
+            )
             if message.content is not None:  # a resume registers it again
-                self.store.add_content(message.url, *message.content,
-                                       content_kind(message.duplicate, message.near_duplicate))
+                self.store.add_content(
+                    message.url, *message.content, content_kind(message.duplicate, message.near_duplicate)
+                )
         self.counters.add(message)
         if message.url in self.seed_keys and self.seed_outcome is None:
             self.seed_outcome = message
@@ -440,8 +446,7 @@ class Dispatcher:
             waiting = self._robots_waiting.setdefault(message.redirect_to, [])
             waiting.append(origin)
             if len(waiting) == 1:
-                self.scheduler.push(FetchTask(message.redirect_to, hops + 1, origin,
-                                              kind=KIND_ROBOTS_REDIRECT))
+                self.scheduler.push(FetchTask(message.redirect_to, hops + 1, origin, kind=KIND_ROBOTS_REDIRECT))
             return
         answer = dataclasses.replace(message, url=origin, redirect_to=None)  # a 3xx past the limit: unavailable
         rules = self.discovery.robots_done(answer, now)
@@ -458,8 +463,9 @@ class Dispatcher:
             self.politeness.finished(origin, now, None, message.latency_s, message.status)
             self.scheduler.refresh(origin)
 
-    def _finished(self, kind: str, url: str, now: float, message: TaskDone | None = None,
-                  pause_s: float | None = None) -> None:
+    def _finished(
+        self, kind: str, url: str, now: float, message: TaskDone | None = None, pause_s: float | None = None
+    ) -> None:
         """The request of a task is over: free its origin (unless its Exchanged did),
         with the measured latency and status for the adaptive delay."""
         if (kind, url) in self._released:
@@ -572,8 +578,9 @@ class Dispatcher:
             self._handle(message)
         self.deaths += 1
         if self.deaths > MAX_DEATHS:
-            raise FetcherDied(f"fetcher {worker_id} died (exit code {process.exitcode}); "
-                              f"{self.deaths} fetchers died in this crawl")
+            raise FetcherDied(
+                f"fetcher {worker_id} died (exit code {process.exitcode}); {self.deaths} fetchers died in this crawl"
+            )
         now = time.monotonic()
         held = self.pool.held_by(worker_id)
         for task in held:
@@ -590,8 +597,12 @@ class Dispatcher:
                 if self._bump_crashes(task.url) >= MAX_CRASHES:
                     task = dataclasses.replace(task, kind=KIND_FAIL)
             self.scheduler.push(task)
-        log.warning("fetcher %d died (exit code %s); %d task(s) it held go back to the frontier; "
-                    "a new fetcher takes its place", worker_id, process.exitcode, len(held))
+        log.warning(
+            "fetcher %d died (exit code %s); %d task(s) it held go back to the frontier; a new fetcher takes its place",
+            worker_id,
+            process.exitcode,
+            len(held),
+        )
         self.pool.start_one()
 
     def _bump_crashes(self, url: str) -> int:
@@ -627,10 +638,12 @@ class Dispatcher:
         visited = state == "visited"
         self.fetched.add(url)
         if self.store is not None:
-            self.store.set_state([url], VISITED_STATE if visited else FAILED_STATE,
-                                 "page" if visited else "result lost")
-        self.counters.add(TaskDone(worker_id, url, PAGE if visited else FAILED,
-                                   error=None if visited else "result lost"))
+            self.store.set_state(
+                [url], VISITED_STATE if visited else FAILED_STATE, "page" if visited else "result lost"
+            )
+        self.counters.add(
+            TaskDone(worker_id, url, PAGE if visited else FAILED, error=None if visited else "result lost")
+        )
 
     # -- stopping ------------------------------------------------------------------
     def _unqueue(self) -> None:
@@ -721,13 +734,22 @@ class Dispatcher:
         """What this run ended with (after :meth:`run`, also after it raised): the input of
         :func:`crawler.api.finish_outputs`. The dispatcher is its :class:`Listing`."""
         return CrawlOutcome(
-            counters=self.counters, listing=self, stop_reason=self.stop_reason,
-            abandoned=tuple(self.abandoned.values()), seed_outcome=self.seed_outcome,
-            seed_skips=tuple(self.seed_skips), fetcher_deaths=self.deaths,
-            robots_fetches=self.robots_fetches, sitemaps_read=self.sitemaps_read,
-            retries=self.retries_scheduled, stalls=self.watchdog.stalls, cpu_s=self.monitor.cpu_s,
-            peak_rss_bytes=self.monitor.peak_rss_bytes, processes=self.monitor.by_role(),
-            start_method=self.ctx.get_start_method())
+            counters=self.counters,
+            listing=self,
+            stop_reason=self.stop_reason,
+            abandoned=tuple(self.abandoned.values()),
+            seed_outcome=self.seed_outcome,
+            seed_skips=tuple(self.seed_skips),
+            fetcher_deaths=self.deaths,
+            robots_fetches=self.robots_fetches,
+            sitemaps_read=self.sitemaps_read,
+            retries=self.retries_scheduled,
+            stalls=self.watchdog.stalls,
+            cpu_s=self.monitor.cpu_s,
+            peak_rss_bytes=self.monitor.peak_rss_bytes,
+            processes=self.monitor.by_role(),
+            start_method=self.ctx.get_start_method(),
+        )
 
     def fetched_urls(self) -> set[str]:
         """Every URL with a record (visited or failed): every run's with a store."""
@@ -779,8 +801,10 @@ class Dispatcher:
         in flight at an abort), lowest depth first; with a store, streamed from it."""
         if self.store is None:
             return ((t.url, t.depth, t.parent, r) for t, r in self.unfinished)
-        return ((t.url, t.depth, t.parent, self.unfinished_reason(t.url))
-                for t in self.store.tasks_in(IN_FLIGHT_STATE, FRONTIER_STATE))
+        return (
+            (t.url, t.depth, t.parent, self.unfinished_reason(t.url))
+            for t in self.store.tasks_in(IN_FLIGHT_STATE, FRONTIER_STATE)
+        )
 
     def _disallowed_reason(self, task: FetchTask) -> str | None:
         """robots.txt's reason if the origin's known robots.txt disallows ``task``."""
@@ -806,17 +830,21 @@ class Dispatcher:
         now = time.monotonic()
         wake = self.scheduler.wake_at()
         held = self.pool.holdings(now)
-        lines = [f"frontier {len(self.frontier)} tasks in {len(self.frontier.origins())} origins; "
-                 f"{len(self.scheduler)} origins schedulable, next due in "
-                 f"{'-' if wake is None else f'{wake - now:.1f} s'}; blocked: {self.scheduler.blocked_origins()}; "
-                 f"retries waiting {len(self.retries)}; in flight {self.pool.outstanding()} "
-                 f"(pages {len(self.in_flight)}); dispatched {self.dispatched}; stop {self.stop_reason}"]
+        lines = [
+            f"frontier {len(self.frontier)} tasks in {len(self.frontier.origins())} origins; "
+            f"{len(self.scheduler)} origins schedulable, next due in "
+            f"{'-' if wake is None else f'{wake - now:.1f} s'}; blocked: {self.scheduler.blocked_origins()}; "
+            f"retries waiting {len(self.retries)}; in flight {self.pool.outstanding()} "
+            f"(pages {len(self.in_flight)}); dispatched {self.dispatched}; stop {self.stop_reason}"
+        ]
         for worker_id, tasks in sorted(held.items()):
             process = self.pool.processes.get(worker_id)
             shown = ", ".join(f"{kind} {url} ({age} s)" for kind, url, age in tasks[:5])
-            lines.append(f"fetcher {worker_id} (pid {process.pid if process else '-'}): "
-                         f"load {self.pool.load.get(worker_id, 0)}/{self.pool.capacity}: {shown or 'idle'}"
-                         + (f" and {len(tasks) - 5} more" if len(tasks) > 5 else ""))
+            lines.append(
+                f"fetcher {worker_id} (pid {process.pid if process else '-'}): "
+                f"load {self.pool.load.get(worker_id, 0)}/{self.pool.capacity}: {shown or 'idle'}"
+                + (f" and {len(tasks) - 5} more" if len(tasks) > 5 else "")
+            )
         return "\n".join(lines)
 
     def _progress(self) -> None:
@@ -827,6 +855,16 @@ class Dispatcher:
         rss = self.monitor.sample()
         c = self.counters
         done, known = self.sites()
-        self.display.update(ProgressStats(c.done, c.outcomes["page"], c.failed, len(self.frontier),
-                                          len(self.in_flight), rss, now - self._started_at,
-                                          done, known))
+        self.display.update(
+            ProgressStats(
+                c.done,
+                c.outcomes["page"],
+                c.failed,
+                len(self.frontier),
+                len(self.in_flight),
+                rss,
+                now - self._started_at,
+                done,
+                known,
+            )
+        )

@@ -91,8 +91,9 @@ class MemoryFrontier:
 
     def drain(self) -> Iterator[FetchTask]:
         """Remove and yield every task, lowest depth first."""
-        return drain_in_order(self, lambda origin: min(self._by_origin[origin], default=None)
-                              if origin in self._by_origin else None)
+        return drain_in_order(
+            self, lambda origin: min(self._by_origin[origin], default=None) if origin in self._by_origin else None
+        )
 
 
 def drain_in_order(frontier, min_depth: Callable[[str], int | None]) -> Iterator[FetchTask]:

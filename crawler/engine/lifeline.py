@@ -68,8 +68,7 @@ def watch_parent(pid: int, create_time: float | None = None) -> threading.Thread
     """
     if create_time is None:
         create_time = _read_create_time(pid)
-    thread = threading.Thread(target=_exit_when_gone, args=(pid, create_time),
-                              name="crawler-lifeline", daemon=True)
+    thread = threading.Thread(target=_exit_when_gone, args=(pid, create_time), name="crawler-lifeline", daemon=True)
     thread.start()
     return thread
 

@@ -23,6 +23,7 @@ def _reduce(message):
     messages per page)."""
     return type(message), tuple([getattr(message, name) for name in message.__slots__])
 
+
 #: Sentinel on the task queue: the fetcher thread that reads it exits.
 STOP = None
 

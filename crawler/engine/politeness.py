@@ -65,8 +65,14 @@ class Politeness:
             robots.txt is never fetched.
     """
 
-    def __init__(self, per_host: int | None = None, delay_s: float = 0.0, max_crawl_delay_s: float = 60.0,
-                 user_agent: str = "", obey_robots: bool = True) -> None:
+    def __init__(
+        self,
+        per_host: int | None = None,
+        delay_s: float = 0.0,
+        max_crawl_delay_s: float = 60.0,
+        user_agent: str = "",
+        obey_robots: bool = True,
+    ) -> None:
         self.per_host = per_host
         self.adaptive = per_host is None
         self.delay_s = delay_s
@@ -141,8 +147,14 @@ class Politeness:
         state.in_flight += 1
         state.next_request_at = max(state.next_request_at, now)
 
-    def finished(self, origin: str, now: float, pause_s: float | None = None,
-                 latency_s: float | None = None, status: int | None = None) -> None:
+    def finished(
+        self,
+        origin: str,
+        now: float,
+        pause_s: float | None = None,
+        latency_s: float | None = None,
+        status: int | None = None,
+    ) -> None:
         """A request to ``origin`` finished at ``now``. The next one may start after
         the origin's delay, and not before ``now + pause_s`` (a ``Retry-After``).
 
@@ -156,7 +168,11 @@ class Politeness:
             state.latencies.append(latency_s)
             if len(state.latencies) > LATENCY_WINDOW:
                 del state.latencies[0]
-            state.delay_s = next_delay(state.delay_s, statistics.median(state.latencies), status,
-                                       state.floor_s, max(state.floor_s, self.max_crawl_delay_s))
-        state.next_request_at = max(state.next_request_at, now + state.delay_s,
-                                    now + (pause_s or 0.0))
+            state.delay_s = next_delay(
+                state.delay_s,
+                statistics.median(state.latencies),
+                status,
+                state.floor_s,
+                max(state.floor_s, self.max_crawl_delay_s),
+            )
+        state.next_request_at = max(state.next_request_at, now + state.delay_s, now + (pause_s or 0.0))

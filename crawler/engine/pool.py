@@ -91,9 +91,11 @@ class FetcherPool:
         reader, writer = self.ctx.Pipe(duplex=False)
         tasks = self.ctx.Queue(self.capacity)
         process = self.ctx.Process(
-            target=fetcher_main, name=f"crawler-fetcher-{worker_id}",
+            target=fetcher_main,
+            name=f"crawler-fetcher-{worker_id}",
             args=(worker_id, self.config, tasks, writer, self.table, os.getpid()),
-            daemon=True)  # if this process exits, multiprocessing's exit hook ends them
+            daemon=True,
+        )  # if this process exits, multiprocessing's exit hook ends them
         process.start()
         if self.monitor is not None:
             self.monitor.set_role(process.pid, "fetcher")
@@ -116,12 +118,20 @@ class FetcherPool:
         ``total_timeout_s + HUNG_GRACE_S`` seconds; returns their ids (their death is
         then seen as any death: an EOF on the pipe, an exit code)."""
         limit = self.config.total_timeout_s + HUNG_GRACE_S
-        hung = [wid for wid, load in self.load.items()
-                if load and now - self.heard_at.get(wid, now) > limit and wid in self.processes]
+        hung = [
+            wid
+            for wid, load in self.load.items()
+            if load and now - self.heard_at.get(wid, now) > limit and wid in self.processes
+        ]
         for worker_id in hung:
             process = self.processes[worker_id]
-            log.warning("fetcher %d (pid %s) holds %d task(s) and sent nothing for %.0f s: "
-                        "killing it", worker_id, process.pid, self.load[worker_id], now - self.heard_at[worker_id])
+            log.warning(
+                "fetcher %d (pid %s) holds %d task(s) and sent nothing for %.0f s: killing it",
+                worker_id,
+                process.pid,
+                self.load[worker_id],
+                now - self.heard_at[worker_id],
+            )
             process.kill()
         return hung
 

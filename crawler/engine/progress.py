@@ -51,8 +51,7 @@ class Progress:
         ValueError: unknown ``mode``.
     """
 
-    def __init__(self, mode: str, total: int | None = None, interval_s: float = 5.0,
-                 stream=None) -> None:
+    def __init__(self, mode: str, total: int | None = None, interval_s: float = 5.0, stream=None) -> None:
         if mode not in MODES:
             raise ValueError(f"progress mode must be one of {MODES}, got {mode!r}")
         self.mode = mode
@@ -62,12 +61,20 @@ class Progress:
         self._bar = None
         if mode == "bar":
             from tqdm import tqdm
+
             # no monitor thread: the bar is made while the dispatcher blocks SIGINT and
             # SIGTERM in its main thread (signals_deferred), and a signal sent to the
             # process then could land, ignored, on another thread and be lost
             tqdm.monitor_interval = 0
-            self._bar = tqdm(total=total, unit=" URL", dynamic_ncols=True, file=stream or sys.stderr,
-                             mininterval=0.5, smoothing=0.1, leave=True)
+            self._bar = tqdm(
+                total=total,
+                unit=" URL",
+                dynamic_ncols=True,
+                file=stream or sys.stderr,
+                mininterval=0.5,
+                smoothing=0.1,
+                leave=True,
+            )
 
     def start_at(self, done: int) -> None:
         """Count ``done`` URLs finished by earlier runs (a resume): shown in the count,
@@ -84,20 +91,40 @@ class Progress:
             self._bar.n = stats.done
             self._bar.set_postfix_str(
                 f"pages {stats.pages} | failed {stats.failed} | frontier {stats.frontier} | "
-                f"in flight {stats.in_flight} | {_sites(stats)}{memory:.0f} MiB", refresh=False)
+                f"in flight {stats.in_flight} | {_sites(stats)}{memory:.0f} MiB",
+                refresh=False,
+            )
             self._bar.refresh()
         elif self.mode == "log" and self.total is not None:
             rate = (stats.done - self.initial) / max(stats.elapsed_s, 1e-9)
             left = max(self.total - stats.done, 0)
             eta = f"ETA {left / rate:.0f} s" if rate > 0 else "ETA unknown"
-            log.info("done %d/%d (pages %d, failed %d) | frontier %d | in flight %d | %s%.1f URLs/s | "
-                     "%s | memory %.0f MiB", stats.done, self.total, stats.pages, stats.failed,
-                     stats.frontier, stats.in_flight, _sites(stats), rate, eta, memory)
+            log.info(
+                "done %d/%d (pages %d, failed %d) | frontier %d | in flight %d | %s%.1f URLs/s | %s | memory %.0f MiB",
+                stats.done,
+                self.total,
+                stats.pages,
+                stats.failed,
+                stats.frontier,
+                stats.in_flight,
+                _sites(stats),
+                rate,
+                eta,
+                memory,
+            )
         elif self.mode == "log":
             rate = (stats.done - self.initial) / max(stats.elapsed_s, 1e-9)
-            log.info("done %d (pages %d, failed %d) | frontier %d | in flight %d | %s%.1f URLs/s | "
-                     "memory %.0f MiB", stats.done, stats.pages, stats.failed, stats.frontier,
-                     stats.in_flight, _sites(stats), rate, memory)
+            log.info(
+                "done %d (pages %d, failed %d) | frontier %d | in flight %d | %s%.1f URLs/s | memory %.0f MiB",
+                stats.done,
+                stats.pages,
+                stats.failed,
+                stats.frontier,
+                stats.in_flight,
+                _sites(stats),
+                rate,
+                memory,
+            )
 
     def close(self) -> None:
         """Finish the bar (leaves its last state on the terminal)."""
@@ -113,15 +140,23 @@ def _sites(stats: ProgressStats) -> str:
 
 def summary_table(summary: dict) -> str:
     """The main counts of a ``summary.json`` dict as an aligned text table."""
-    rows = [("pages", summary["pages"]), ("non-HTML", summary["non_html"]),
-            ("redirects", summary["redirects"]), ("duplicates", summary.get("duplicates", 0)),
-            ("near duplicates", summary.get("near_duplicates", 0)),
-            ("failed", summary["failed"]), ("skipped", summary["skipped"]),
-            ("claimed", summary["claimed"]), ("reconciled", summary["reconciled"]),
-            ("sites", summary.get("sites", "-")), ("sites done", summary.get("sites_done", "-")),
-            ("wall s", summary["wall_s"]), ("pages/s", summary["pages_per_s"]),
-            ("peak memory MiB", round(summary["peak_rss_bytes"] / 2**20)),
-            ("stopped", summary["stopped"] or "-")]
+    rows = [
+        ("pages", summary["pages"]),
+        ("non-HTML", summary["non_html"]),
+        ("redirects", summary["redirects"]),
+        ("duplicates", summary.get("duplicates", 0)),
+        ("near duplicates", summary.get("near_duplicates", 0)),
+        ("failed", summary["failed"]),
+        ("skipped", summary["skipped"]),
+        ("claimed", summary["claimed"]),
+        ("reconciled", summary["reconciled"]),
+        ("sites", summary.get("sites", "-")),
+        ("sites done", summary.get("sites_done", "-")),
+        ("wall s", summary["wall_s"]),
+        ("pages/s", summary["pages_per_s"]),
+        ("peak memory MiB", round(summary["peak_rss_bytes"] / 2**20)),
+        ("stopped", summary["stopped"] or "-"),
+    ]
     rows += [(f"failed: {reason}", n) for reason, n in summary["failed_by_reason"].items()]
     rows += [(f"skipped: {reason}", n) for reason, n in summary["skipped_by_reason"].items()]
     width = max(len(name) for name, _ in rows)

@@ -60,15 +60,28 @@ from crawler.web.traps import guard_reason
 
 #: Settings a resumed crawl must share with the stored one.
 UNSAFE_TO_CHANGE = ("seeds", "allow_domains", "include", "exclude")
-_FLAGS = {"seeds": "seeds", "allow_domains": "--allow-domain", "include": "--include",
-          "exclude": "--exclude"}
+_FLAGS = {"seeds": "seeds", "allow_domains": "--allow-domain", "include": "--include", "exclude": "--exclude"}
 #: Output files a ``--restart`` removes (and nothing else in the folder).
-OUTPUT_PATTERNS = ("pages-*.jsonl", "edges-*.tsv", "edges.tsv", "tree.txt", "skipped.tsv",
-                   "sites.tsv", "summary.json", STATE_FILE, STATE_FILE + "-wal", STATE_FILE + "-shm",
-                   WARC_GLOB, WARC_GLOB + OPEN_SUFFIX,
-                   "pages-*.jsonl.zst", "pages-*.jsonl.gz", "pages-*.jsonl.*" + TEMP_SUFFIX,
-                   MANIFEST_FILE, MANIFEST_FILE + TEMP_SUFFIX,
-                   SITE_DIR + "/")  # the mirror: only the files its index lists
+OUTPUT_PATTERNS = (
+    "pages-*.jsonl",
+    "edges-*.tsv",
+    "edges.tsv",
+    "tree.txt",
+    "skipped.tsv",
+    "sites.tsv",
+    "summary.json",
+    STATE_FILE,
+    STATE_FILE + "-wal",
+    STATE_FILE + "-shm",
+    WARC_GLOB,
+    WARC_GLOB + OPEN_SUFFIX,
+    "pages-*.jsonl.zst",
+    "pages-*.jsonl.gz",
+    "pages-*.jsonl.*" + TEMP_SUFFIX,
+    MANIFEST_FILE,
+    MANIFEST_FILE + TEMP_SUFFIX,
+    SITE_DIR + "/",
+)  # the mirror: only the files its index lists
 _URL_PREFIX = '{"url": "'
 
 
@@ -79,8 +92,10 @@ def check_settings(stored: dict, config) -> None:
     changed = [key for key in UNSAFE_TO_CHANGE if stored.get(key) != current[key]]
     if changed:
         key = changed[0]
-        raise ConfigError(f"{config.out_dir} holds a crawl with {_FLAGS[key]} {_short(stored.get(key))}, "
-                          f"not {_short(current[key])}; use --restart to start over, or another --out")
+        raise ConfigError(
+            f"{config.out_dir} holds a crawl with {_FLAGS[key]} {_short(stored.get(key))}, "
+            f"not {_short(current[key])}; use --restart to start over, or another --out"
+        )
 
 
 def _short(value, limit: int = 200) -> str:
@@ -110,8 +125,13 @@ def prepare(config, store: StateStore, table) -> dict:
     """
     out = config.out_dir
     stored = store.load_settings()
-    report = {"resumed": stored is not None, "in_flight": 0, "recorded_unreported": 0,
-              "links_recovered": 0, "bytes_cut": 0}
+    report = {
+        "resumed": stored is not None,
+        "in_flight": 0,
+        "recorded_unreported": 0,
+        "links_recovered": 0,
+        "bytes_cut": 0,
+    }
     if stored is None:
         store.save_settings(config.resume_settings())
         store.commit()
@@ -140,7 +160,7 @@ def _records_not_in_store(store: StateStore, out: str) -> dict[str, dict]:
     for line in iter_lines(out):  # parsed only when needed: most are in the store
         if not line.startswith(_URL_PREFIX):
             continue
-        url = line[len(_URL_PREFIX):line.index('"', len(_URL_PREFIX))]
+        url = line[len(_URL_PREFIX) : line.index('"', len(_URL_PREFIX))]
         state = store.state_of(url)
         if state not in (VISITED, FAILED):
             found[url] = json.loads(line)
@@ -149,8 +169,11 @@ def _records_not_in_store(store: StateStore, out: str) -> dict[str, dict]:
     for url, record in found.items():
         state, reason = outcome_of(record)
         if url not in known:  # dispatched after the last commit: no row yet
-            store.add([FetchTask(url, record["depth"], record.get("parent"),
-                                 tuple(record.get("redirect_chain") or ()))], state, reason)
+            store.add(
+                [FetchTask(url, record["depth"], record.get("parent"), tuple(record.get("redirect_chain") or ()))],
+                state,
+                reason,
+            )
         else:
             store.set_state([url], state, reason)
         _add_content(store, record)
@@ -200,15 +223,15 @@ def _recover_links(config, store: StateStore, records: dict[str, dict]) -> int:
                 if len(parts) != 4 or parts[3] != "1" or store.state_of(parts[1]) is not None:
                     continue
                 if parts[2] == "redirect":
-                    task = FetchTask(parts[1], record["depth"], source,
-                                     tuple(record.get("redirect_chain") or ()) + (source,))
+                    task = FetchTask(
+                        parts[1], record["depth"], source, tuple(record.get("redirect_chain") or ()) + (source,)
+                    )
                 else:
                     depth = record["depth"] + 1
                     if config.max_depth is not None and depth > config.max_depth:
                         continue
                     task = FetchTask(parts[1], depth, source)
-                guard = guard_reason(task.url, config.max_url_length, config.max_path_repeats,
-                                     config.max_path_segments)
+                guard = guard_reason(task.url, config.max_url_length, config.max_path_repeats, config.max_path_segments)
                 store.add([task], FRONTIER if guard is None else SKIPPED, guard)  # as the dispatcher would
                 added += guard is None
     return added
@@ -223,8 +246,12 @@ def _rebuild_contents(store: StateStore, table) -> None:
 
 def _rebuild_table(store: StateStore, table) -> None:
     """Claim every stored URL in ``table`` and mark the finished ones, 1,000 a call."""
-    for states, final in (((FRONTIER, IN_FLIGHT), None), ((VISITED,), "visited"),
-                          ((FAILED,), "failed"), ((SKIPPED,), "skipped")):
+    for states, final in (
+        ((FRONTIER, IN_FLIGHT), None),
+        ((VISITED,), "visited"),
+        ((FAILED,), "failed"),
+        ((SKIPPED,), "skipped"),
+    ):
         for batch in _batches(store.urls_in(*states), BATCH_ROWS):
             _claim(table, batch, final)
 

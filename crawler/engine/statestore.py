@@ -74,15 +74,19 @@ from crawler.web.urlnorm import origin_of
 if TYPE_CHECKING:  # the frontier on disk uses this store; only its type is named here
     from crawler.engine.diskfrontier import DiskFrontier
 
-__all__ = ["FAILED", "FRONTIER", "IN_FLIGHT", "SKIPPED", "STATES", "STATE_FILE", "VISITED", "StateError",
-           "StateStore"]
+__all__ = ["FAILED", "FRONTIER", "IN_FLIGHT", "SKIPPED", "STATES", "STATE_FILE", "VISITED", "StateError", "StateStore"]
 
 #: Name of the state file in the output folder (plus ``-wal`` and ``-shm`` while open).
 STATE_FILE = "state.sqlite"
 
 #: URL states (the ``state`` column).
-FRONTIER, IN_FLIGHT, VISITED, FAILED, SKIPPED = (UrlState.FRONTIER, UrlState.IN_FLIGHT, UrlState.VISITED,
-                                                 UrlState.FAILED, UrlState.SKIPPED)
+FRONTIER, IN_FLIGHT, VISITED, FAILED, SKIPPED = (
+    UrlState.FRONTIER,
+    UrlState.IN_FLIGHT,
+    UrlState.VISITED,
+    UrlState.FAILED,
+    UrlState.SKIPPED,
+)
 STATES = (FRONTIER, IN_FLIGHT, VISITED, FAILED, SKIPPED)
 
 #: ``kind`` of a ``contents`` row: the first page with its Markdown, an exact duplicate
@@ -167,15 +171,12 @@ _EMPTY_CHAIN = "[]"
 _INHERITED: list[sqlite3.Connection] = []
 
 
-
-
-
-_MASK64 = 2 ** 64 - 1
+_MASK64 = 2**64 - 1
 
 
 def _signed(value: int) -> int:
     """An unsigned 64-bit int as SQLite's signed INTEGER (two's complement)."""
-    return value - 2 ** 64 if value >= 2 ** 63 else value
+    return value - 2**64 if value >= 2**63 else value
 
 
 def _one_line(exc: BaseException) -> str:
@@ -204,8 +205,7 @@ def _chain_text(chain: tuple[str, ...]) -> str:
     return json.dumps(list(chain), separators=(",", ":")) if chain else _EMPTY_CHAIN
 
 
-def _task(url: str, depth: int, parent: str | None, chain: str, request_url: str | None,
-          attempt: int) -> FetchTask:
+def _task(url: str, depth: int, parent: str | None, chain: str, request_url: str | None, attempt: int) -> FetchTask:
     redirect_chain = tuple(json.loads(chain)) if chain != _EMPTY_CHAIN else ()
     return FetchTask(url, depth, parent, redirect_chain, request_url, attempt)
 
@@ -260,8 +260,9 @@ class StateStore:
         if app != APPLICATION_ID:
             raise StateError(f"{self.path}: not a crawl state store (application_id {app:#x})")
         if version > SCHEMA_VERSION:
-            raise StateError(f"{self.path}: written by a newer crawler (schema {version}, "
-                             f"this one reads {SCHEMA_VERSION})")
+            raise StateError(
+                f"{self.path}: written by a newer crawler (schema {version}, this one reads {SCHEMA_VERSION})"
+            )
         if version < SCHEMA_VERSION:
             raise StateError(f"{self.path}: schema {version} is not supported (expected {SCHEMA_VERSION})")
         problems = [row[0] for row in conn.execute("PRAGMA quick_check(3)")]
@@ -417,14 +418,16 @@ class StateStore:
         transaction."""
         self._writer().execute(
             "INSERT OR REPLACE INTO contents (url, fingerprint, simhash, kind) VALUES (?, ?, ?, ?)",
-            (url, _signed(fingerprint), _signed(simhash), kind))
+            (url, _signed(fingerprint), _signed(simhash), kind),
+        )
 
     def contents(self) -> Iterator[tuple[int, int, str]]:
         """``(fingerprint, simhash, url)`` of every page registered in the content
         registry (not the exact duplicates), in the order they were registered."""
         for _, fingerprint, simhash, url in self._keyset(
-                "SELECT seq, fingerprint, simhash, url FROM contents WHERE kind <> ? AND seq > ? "
-                "ORDER BY seq LIMIT ?", (CONTENT_DUPLICATE,)):
+            "SELECT seq, fingerprint, simhash, url FROM contents WHERE kind <> ? AND seq > ? ORDER BY seq LIMIT ?",
+            (CONTENT_DUPLICATE,),
+        ):
             yield fingerprint & _MASK64, simhash & _MASK64, url
 
     @_translated
@@ -441,8 +444,7 @@ class StateStore:
         """Keep ``status``, the latest robots.txt outcome of ``origin``, in one line
         (:meth:`crawler.web.robots.RobotsRules.status_line`); replaces the one before. Part
         of the open transaction."""
-        self._writer().execute("INSERT OR REPLACE INTO robots (origin, status) VALUES (?, ?)",
-                               (origin, status))
+        self._writer().execute("INSERT OR REPLACE INTO robots (origin, status) VALUES (?, ?)", (origin, status))
 
     @_translated
     def robots_statuses(self) -> dict[str, str]:
@@ -466,14 +468,28 @@ class StateStore:
         if state == FRONTIER and self._frontier is not None:
             raise ValueError("a DiskFrontier owns the frontier rows: push to it")
         conn = self._writer()  # from here self._seq is ours
-        sql = ("INSERT INTO urls (seq, url, origin, state, depth, parent, redirect_chain, request_url,"
-               " attempt, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING")
+        sql = (
+            "INSERT INTO urls (seq, url, origin, state, depth, parent, redirect_chain, request_url,"
+            " attempt, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING"
+        )
         rows = []
         for task in tasks:
             _page_task(task)
             self._seq += 1
-            rows.append((self._seq, task.url, origin_of(task.url), state, task.depth, task.parent,
-                         _chain_text(task.redirect_chain), task.request_url, task.attempt, reason))
+            rows.append(
+                (
+                    self._seq,
+                    task.url,
+                    origin_of(task.url),
+                    state,
+                    task.depth,
+                    task.parent,
+                    _chain_text(task.redirect_chain),
+                    task.request_url,
+                    task.attempt,
+                    reason,
+                )
+            )
             if len(rows) == BATCH_ROWS:
                 conn.executemany(sql, rows)
                 rows = []
@@ -578,14 +594,23 @@ class StateStore:
             raise ValueError("a DiskFrontier owns the frontier rows: push to it")
         conn = self._writer()
         seq_sql = ", seq = ?" if state == FRONTIER else ""
-        params: list = [state, reason, task.depth, task.parent, _chain_text(task.redirect_chain),
-                        task.request_url, task.attempt]
+        params: list = [
+            state,
+            reason,
+            task.depth,
+            task.parent,
+            _chain_text(task.redirect_chain),
+            task.request_url,
+            task.attempt,
+        ]
         if state == FRONTIER:
             self._seq += 1
             params.append(self._seq)
         params.append(task.url)
-        sql = ("UPDATE urls SET state = ?, reason = ?, loaded = 0, depth = ?, parent = ?,"
-               f" redirect_chain = ?, request_url = ?, attempt = ?{seq_sql} WHERE url = ?")
+        sql = (
+            "UPDATE urls SET state = ?, reason = ?, loaded = 0, depth = ?, parent = ?,"
+            f" redirect_chain = ?, request_url = ?, attempt = ?{seq_sql} WHERE url = ?"
+        )
         if owned:
             sql += " AND state <> 'frontier'"
         if conn.execute(sql, params).rowcount != 1:
@@ -600,8 +625,11 @@ class StateStore:
         Raises:
             KeyError: ``url`` has no row.
         """
-        row = self._writer().execute(
-            "UPDATE urls SET crashes = crashes + 1 WHERE url = ? RETURNING crashes", (url,)).fetchone()
+        row = (
+            self._writer()
+            .execute("UPDATE urls SET crashes = crashes + 1 WHERE url = ? RETURNING crashes", (url,))
+            .fetchone()
+        )
         if row is None:
             raise KeyError(url)
         return row[0]
@@ -643,22 +671,28 @@ class StateStore:
         """Rows of ``state`` per stored reason (the outcome of a visited URL, the error
         of a failed one, the skip reason): what a resumed crawl's counters start from."""
         _check_state(state)
-        return dict(self._connection().execute(
-            "SELECT reason, count(*) FROM urls WHERE state = ? GROUP BY reason", (state,)))
+        return dict(
+            self._connection().execute("SELECT reason, count(*) FROM urls WHERE state = ? GROUP BY reason", (state,))
+        )
 
     @_translated
     def urls_with_reason(self, state: str, reason: str) -> list[str]:
         """URLs of ``state`` stored with ``reason`` (e.g. visited as ``"redirect"``)."""
         _check_state(state)
-        return [url for (url,) in self._connection().execute(
-            "SELECT url FROM urls WHERE state = ? AND reason = ? ORDER BY seq", (state, reason))]
+        return [
+            url
+            for (url,) in self._connection().execute(
+                "SELECT url FROM urls WHERE state = ? AND reason = ? ORDER BY seq", (state, reason)
+            )
+        ]
 
     @_translated
     def skipped_rows(self) -> Iterator[tuple[str, int, str | None, str | None]]:
         """Stream ``(url, depth, parent, reason)`` of every SKIPPED row, by seq."""
         for _, url, depth, parent, reason in self._keyset(
-                "SELECT seq, url, depth, parent, reason FROM urls WHERE state = ? AND seq > ? "
-                "ORDER BY seq LIMIT ?", (SKIPPED,)):
+            "SELECT seq, url, depth, parent, reason FROM urls WHERE state = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (SKIPPED,),
+        ):
             yield url, depth, parent, reason
 
     def urls_in(self, *states: str) -> Iterator[str]:
@@ -691,11 +725,13 @@ class StateStore:
         depths_of = {state: self._depths(state) for state in dict.fromkeys(states)}
         if by_depth:
             for depth in sorted(set().union(*depths_of.values())):
-                yield from heapq.merge(*(self._rows(state, depth) for state, depths in depths_of.items()
-                                         if depth in depths))
+                yield from heapq.merge(
+                    *(self._rows(state, depth) for state, depths in depths_of.items() if depth in depths)
+                )
         else:
-            yield from heapq.merge(*(self._rows(state, depth) for state, depths in depths_of.items()
-                                     for depth in depths))
+            yield from heapq.merge(
+                *(self._rows(state, depth) for state, depths in depths_of.items() for depth in depths)
+            )
 
     @_translated
     def _depths(self, state: str) -> list[int]:
@@ -705,13 +741,16 @@ class StateStore:
         row = conn.execute("SELECT depth FROM urls WHERE state = ? ORDER BY depth LIMIT 1", (state,)).fetchone()
         while row is not None:
             depths.append(row[0])
-            row = conn.execute("SELECT depth FROM urls WHERE state = ? AND depth > ? ORDER BY depth LIMIT 1",
-                               (state, row[0])).fetchone()
+            row = conn.execute(
+                "SELECT depth FROM urls WHERE state = ? AND depth > ? ORDER BY depth LIMIT 1", (state, row[0])
+            ).fetchone()
         return depths
 
     def _rows(self, state: str, depth: int) -> Iterator[tuple]:
-        return self._keyset(f"SELECT {_COLUMNS} FROM urls WHERE state = ? AND depth = ? AND seq > ? "
-                            "ORDER BY seq LIMIT ?", (state, depth))
+        return self._keyset(
+            f"SELECT {_COLUMNS} FROM urls WHERE state = ? AND depth = ? AND seq > ? ORDER BY seq LIMIT ?",
+            (state, depth),
+        )
 
     def _keyset(self, sql: str, params: tuple) -> Iterator[tuple]:
         """Stream the rows of ``sql``, :data:`BATCH_ROWS` a query, paged by ``seq`` (keyset
@@ -764,8 +803,9 @@ class StateStore:
         firsts: dict[str, int] = {}
         counts: dict[str, dict[int, int]] = {}
         for origin, depth, count, first in conn.execute(
-                "SELECT origin, depth, count(*), min(seq) FROM urls INDEXED BY urls_waiting"
-                " WHERE state = 'frontier' AND loaded = 0 GROUP BY origin, depth"):
+            "SELECT origin, depth, count(*), min(seq) FROM urls INDEXED BY urls_waiting"
+            " WHERE state = 'frontier' AND loaded = 0 GROUP BY origin, depth"
+        ):
             counts.setdefault(origin, {})[depth] = count
             firsts[origin] = min(first, firsts.get(origin, first))
         return {origin: counts[origin] for origin in sorted(counts, key=firsts.__getitem__)}
@@ -789,8 +829,18 @@ class StateStore:
             " depth = excluded.depth, parent = excluded.parent, redirect_chain = excluded.redirect_chain,"
             " request_url = excluded.request_url, attempt = excluded.attempt, loaded = excluded.loaded"
             " WHERE state = 'in_flight'",
-            (self._seq, task.url, origin, task.depth, task.parent, _chain_text(task.redirect_chain),
-             task.request_url, task.attempt, int(loaded)))
+            (
+                self._seq,
+                task.url,
+                origin,
+                task.depth,
+                task.parent,
+                _chain_text(task.redirect_chain),
+                task.request_url,
+                task.attempt,
+                int(loaded),
+            ),
+        )
         if cursor.rowcount != 1:
             raise ValueError(f"cannot push {task.url}: it is {self.state_of(task.url)}, not new or in flight")
         return self._seq
@@ -809,10 +859,18 @@ class StateStore:
     def load_rows(self, origin: str, limit: int) -> list[tuple[int, FetchTask]]:
         """Mark the first ``limit`` unloaded waiting rows of ``origin`` loaded; returns
         them as ``(seq, task)`` in (depth, seq) order."""
-        rows = self._writer().execute(
-            f"UPDATE urls SET loaded = 1 WHERE seq IN (SELECT seq FROM urls INDEXED BY urls_waiting"
-            f" WHERE origin = ? AND state = 'frontier' AND loaded = 0 ORDER BY depth, seq LIMIT ?)"
-            f" RETURNING {_COLUMNS}", (origin, limit)).fetchall()
+        rows = (
+            self._writer()
+            .execute(
+                f"UPDATE urls SET loaded = 1 WHERE seq IN (SELECT seq FROM urls INDEXED BY urls_waiting"
+                f" WHERE origin = ? AND state = 'frontier' AND loaded = 0 ORDER BY depth, seq LIMIT ?)"
+                f" RETURNING {_COLUMNS}",
+                (origin, limit),
+            )
+            .fetchall()
+        )
         rows.sort(key=lambda row: (row[2], row[0]))
-        return [(seq, _task(url, depth, parent, chain, request_url, attempt))
-                for seq, url, depth, parent, chain, request_url, attempt in rows]
+        return [
+            (seq, _task(url, depth, parent, chain, request_url, attempt))
+            for seq, url, depth, parent, chain, request_url, attempt in rows
+        ]

@@ -58,8 +58,9 @@ class ProcessTreeMonitor:
         ``peak_rss_bytes`` (the largest single process of that role)."""
         roles: dict[str, dict] = {}
         for pid, cpu in sorted(self._cpu_s.items()):
-            row = roles.setdefault(self._roles.get(pid, "other"),
-                                   {"processes": 0, "pids": [], "cpu_s": 0.0, "peak_rss_bytes": 0})
+            row = roles.setdefault(
+                self._roles.get(pid, "other"), {"processes": 0, "pids": [], "cpu_s": 0.0, "peak_rss_bytes": 0}
+            )
             row["processes"] += 1
             row["pids"].append(pid)
             row["cpu_s"] = round(row["cpu_s"] + cpu, 2)
@@ -94,6 +95,7 @@ class CrawlCounters:
         earlier runs are not kept there)."""
         from crawler.engine.statestore import FAILED as FAILED_STATE
         from crawler.engine.statestore import VISITED as VISITED_STATE
+
         for outcome, count in store.reason_counts(VISITED_STATE).items():
             self.outcomes[outcome or PAGE] += count
         for reason, count in store.reason_counts(FAILED_STATE).items():

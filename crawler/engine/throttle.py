@@ -33,8 +33,9 @@ MAX_DELAY_S = 60.0
 SLOW_DOWN_STATUSES = frozenset({429, 503})
 
 
-def next_delay(previous_s: float, latency_s: float, status: int | None,
-               floor_s: float = 0.0, cap_s: float = MAX_DELAY_S) -> float:
+def next_delay(
+    previous_s: float, latency_s: float, status: int | None, floor_s: float = 0.0, cap_s: float = MAX_DELAY_S
+) -> float:
     """The origin's delay after one more exchange, in seconds.
 
     Args:

@@ -33,8 +33,12 @@ from crawler.web.urlnorm import fingerprint
 
 IN_FLIGHT, VISITED, FAILED, SKIPPED = 1, 2, 3, 4
 #: State names as reported by :meth:`VisitedTable.state` and :meth:`VisitedTable.counts`.
-STATE_NAMES = {IN_FLIGHT: UrlState.IN_FLIGHT, VISITED: UrlState.VISITED, FAILED: UrlState.FAILED,
-               SKIPPED: UrlState.SKIPPED}
+STATE_NAMES = {
+    IN_FLIGHT: UrlState.IN_FLIGHT,
+    VISITED: UrlState.VISITED,
+    FAILED: UrlState.FAILED,
+    SKIPPED: UrlState.SKIPPED,
+}
 _FINAL: dict[str, int] = {UrlState.VISITED: VISITED, UrlState.FAILED: FAILED, UrlState.SKIPPED: SKIPPED}
 
 
@@ -147,8 +151,9 @@ class VisitedTable:
             first = self._contents[index].setdefault(content_fingerprint, url)
         return None if first == url else first
 
-    def register_content(self, content_fingerprint: int, simhash: int,
-                         url: str) -> tuple[str | None, str | None, int | None]:
+    def register_content(
+        self, content_fingerprint: int, simhash: int, url: str
+    ) -> tuple[str | None, str | None, int | None]:
         """:meth:`first_content`, and for a page that is not an exact duplicate, also
         register its ``simhash`` (64-bit SimHash of the Markdown,
         :func:`crawler.content.neardup.simhash`) and look for an earlier page within 3 bits
@@ -180,8 +185,10 @@ class VisitedTable:
         the earlier runs' pages (from the state store) so that its pages are compared
         with theirs too. Returns how many were registered (not exact duplicates of an
         earlier URL)."""
-        return sum(self.register_content(content_fingerprint, simhash, url)[0] is None
-                   for content_fingerprint, simhash, url in items)
+        return sum(
+            self.register_content(content_fingerprint, simhash, url)[0] is None
+            for content_fingerprint, simhash, url in items
+        )
 
     def state(self, url: str) -> str | None:
         """The state name of ``url`` ("in_flight", "visited", ...), or None if unseen."""
@@ -244,9 +251,21 @@ class OfferedKeys:
 class VisitedProxy(BaseProxy):
     """Client side of a manager-hosted :class:`VisitedTable`; each call is one round trip."""
 
-    _exposed_ = ("claim", "claim_many", "mark", "mark_visited", "mark_failed",
-                 "mark_many", "settle", "first_content", "register_content", "register_contents",
-                 "state", "__len__", "counts")
+    _exposed_ = (
+        "claim",
+        "claim_many",
+        "mark",
+        "mark_visited",
+        "mark_failed",
+        "mark_many",
+        "settle",
+        "first_content",
+        "register_content",
+        "register_contents",
+        "state",
+        "__len__",
+        "counts",
+    )
 
     def claim(self, url):
         return self._callmethod("claim", (url,))

@@ -69,8 +69,7 @@ class Watchdog:
         if now - d.loop_turned_at >= self.stall_s:
             frame = sys._current_frames().get(self._main)  # type: ignore[arg-type]  # None: a miss
             stack = "".join(traceback.format_stack(frame)) if frame is not None else "(no stack)"
-            return (f"stall: the dispatcher loop has not turned for {now - d.loop_turned_at:.0f} s; "
-                    f"its stack:\n{stack}")
+            return f"stall: the dispatcher loop has not turned for {now - d.loop_turned_at:.0f} s; its stack:\n{stack}"
         if now - d.last_progress_at < self.stall_s:
             return None
         try:

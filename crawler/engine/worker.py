@@ -161,8 +161,9 @@ class PageProcessor:
                 if wait is None or wait <= self.config.max_retry_wait_s:
                     if wait and response.status in (429, 503):
                         self.paused[origin] = time.monotonic() + wait
-                    return TaskDone(self.worker_id, task.url, RETRY, response.status, reason,
-                                    len(response.body), retry_after_s=wait)
+                    return TaskDone(
+                        self.worker_id, task.url, RETRY, response.status, reason, len(response.body), retry_after_s=wait
+                    )
                 reason += f" (Retry-After {wait:g} s is over --max-retry-wait)"
             return self._fail(task, reason, response)
         if not is_html_response(response.content_type, response.body):
@@ -188,15 +189,15 @@ class PageProcessor:
                 if target is None:
                     break
                 if origin_of(target) != origin_of(url):
-                    return TaskDone(self.worker_id, task.url, ROBOTS, response.status, None,
-                                    len(response.body), redirect_to=target)
+                    return TaskDone(
+                        self.worker_id, task.url, ROBOTS, response.status, None, len(response.body), redirect_to=target
+                    )
                 url = target
                 response = client.get(url, ROBOTS_MAX_BYTES)
         except FetchError as exc:
             return TaskDone(self.worker_id, task.url, ROBOTS, None, exc.reason)
         body = response.body[:ROBOTS_MAX_BYTES] if 200 <= response.status < 300 else None
-        return TaskDone(self.worker_id, task.url, ROBOTS, response.status, None,
-                        len(response.body), robots_body=body)
+        return TaskDone(self.worker_id, task.url, ROBOTS, response.status, None, len(response.body), robots_body=body)
 
     def _sitemap(self, task: FetchTask, client: HttpClient) -> TaskDone:
         """Fetch and parse the sitemap ``task.url``; claim its in-scope URLs (as depth 0
@@ -214,8 +215,15 @@ class PageProcessor:
         if sitemap.error:
             log.warning("sitemap %s: %s", task.url, sitemap.error)
         if sitemap.kind == "sitemapindex":
-            return TaskDone(self.worker_id, task.url, SITEMAP, response.status, sitemap.error,
-                            len(response.body), sitemaps=sitemap.urls)
+            return TaskDone(
+                self.worker_id,
+                task.url,
+                SITEMAP,
+                response.status,
+                sitemap.error,
+                len(response.body),
+                sitemaps=sitemap.urls,
+            )
         claims: dict[str, FetchTask] = {}
         for sent in sitemap.urls:
             key = key_of(sent)
@@ -223,8 +231,15 @@ class PageProcessor:
                 claims.setdefault(key, FetchTask(key, 0, task.url, (), _unless_key(sent, key)))
         tasks = list(claims.values())
         won = self.table.claim_many([t.url for t in tasks]) if tasks else []
-        return TaskDone(self.worker_id, task.url, SITEMAP, response.status, sitemap.error,
-                        len(response.body), tuple(t for t, w in zip(tasks, won) if w))
+        return TaskDone(
+            self.worker_id,
+            task.url,
+            SITEMAP,
+            response.status,
+            sitemap.error,
+            len(response.body),
+            tuple(t for t, w in zip(tasks, won) if w),
+        )
 
     def _map_get(self, task: FetchTask, client: HttpClient) -> Response:
         """Map mode's fetch (:mod:`crawler.web.probe`): HEAD first for a URL that is
@@ -243,8 +258,7 @@ class PageProcessor:
         """The record fields map mode adds (none in a crawl)."""
         if not self.mapping:
             return {}
-        return {"outcome": outcome, "content_length": response.content_length,
-                "method": response.method}
+        return {"outcome": outcome, "content_length": response.content_length, "method": response.method}
 
     def _get(self, task: FetchTask, client: HttpClient, body_wanted=None) -> Response:
         """GET the task's URL. A redirect to another spelling of the same key (the
@@ -297,8 +311,9 @@ class PageProcessor:
         record = self._record(task, response, **fields)
         self.writer.write(record, edges)
         state = "failed" if outcome == FAILED else "visited"
-        done = TaskDone(self.worker_id, task.url, outcome,
-                        response.status if response else None, record["error"], record["bytes"])
+        done = TaskDone(
+            self.worker_id, task.url, outcome, response.status if response else None, record["error"], record["bytes"]
+        )
         try:
             won = self.table.settle(task.url, state, [t.url for t in claims])
         except Exception as exc:  # the record is on disk: crash() must not write another
@@ -321,18 +336,15 @@ class PageProcessor:
         if target in chain:
             return self._finish(task, FAILED, response, {**fields, "error": "redirect loop"}, edges)
         if len(chain) > self.config.max_redirects:
-            return self._finish(task, FAILED, response,
-                                {**fields, "error": "too many redirects"}, edges)
-        claims = (FetchTask(target, task.depth, task.url, chain, _unless_key(sent, target)),) \
-            if in_scope else ()
+            return self._finish(task, FAILED, response, {**fields, "error": "too many redirects"}, edges)
+        claims = (FetchTask(target, task.depth, task.url, chain, _unless_key(sent, target)),) if in_scope else ()
         return self._finish(task, REDIRECT, response, fields, edges, claims)
 
     def _page(self, task: FetchTask, response: Response) -> TaskDone:
         text, _encoding = decode_html(response.body, response.content_type)
         page = extract(text)
         base = effective_base(response.url, page)
-        markdown, content = (None, None) if self.mapping else \
-            page_markdown(text, base, self.config.keep_boilerplate)
+        markdown, content = (None, None) if self.mapping else page_markdown(text, base, self.config.keep_boilerplate)
         edges, claims = [], []
         depth = task.depth + 1
         follow = self.config.max_depth is None or depth <= self.config.max_depth
@@ -345,10 +357,16 @@ class PageProcessor:
         if not self.mapping:
             assert markdown is not None  # page_markdown()'s
             fingerprint, near_hash = markdown_fingerprint(markdown), simhash(markdown)
-        fields = {"title": page.title, "markdown": markdown, "fingerprint": fingerprint,
-                  "canonical": None, "duplicate_of": None, "content": content,
-                  "simhash": None if near_hash is None else f"{near_hash:016x}",
-                  **self._map_fields(PAGE, response)}
+        fields = {
+            "title": page.title,
+            "markdown": markdown,
+            "fingerprint": fingerprint,
+            "canonical": None,
+            "duplicate_of": None,
+            "content": content,
+            "simhash": None if near_hash is None else f"{near_hash:016x}",
+            **self._map_fields(PAGE, response),
+        }
         if page.canonical is not None:
             fields["canonical"] = normalize(page.canonical, base)
         registered: tuple[int, int] | None = None
@@ -356,8 +374,7 @@ class PageProcessor:
             assert fingerprint is not None and near_hash is not None  # not mapping: set above
             registered = (int(fingerprint, 16), near_hash)
             try:
-                first, near, distance = self.table.register_content(
-                    registered[0], near_hash, task.url)
+                first, near, distance = self.table.register_content(registered[0], near_hash, task.url)
             except Exception:  # the table failed: keep the page; settle() reports it
                 first = near = distance = None
             if first is not None:
@@ -365,9 +382,12 @@ class PageProcessor:
             elif near is not None:  # flagged, not dropped: its Markdown is kept
                 fields.update(near_duplicate_of=near, near_duplicate_distance=distance)
         done = self._finish(task, PAGE, response, fields, edges, claims)
-        return dataclasses.replace(done, duplicate=fields["duplicate_of"] is not None,
-                                   near_duplicate=fields.get("near_duplicate_of") is not None,
-                                   content=registered)
+        return dataclasses.replace(
+            done,
+            duplicate=fields["duplicate_of"] is not None,
+            near_duplicate=fields.get("near_duplicate_of") is not None,
+            content=registered,
+        )
 
     def crash(self, task: FetchTask, exc: BaseException) -> TaskDone:
         """Record an unexpected exception as a failure of ``task``; best effort."""
@@ -377,8 +397,7 @@ class PageProcessor:
         reason = f"internal error: {type(exc).__name__}"
         if task.kind in (KIND_ROBOTS, KIND_ROBOTS_REDIRECT, KIND_SITEMAP):  # no record, no table row
             log.warning("%s task %s failed: %r", task.kind, task.url, exc)
-            return TaskDone(self.worker_id, task.url, SITEMAP if task.kind == KIND_SITEMAP else ROBOTS,
-                            None, reason)
+            return TaskDone(self.worker_id, task.url, SITEMAP if task.kind == KIND_SITEMAP else ROBOTS, None, reason)
         try:
             self.writer.write(self._record(task, None, error=f"{reason}: {exc}"), ())
             if self.table.state(task.url) == "in_flight":
@@ -448,9 +467,12 @@ def fetcher_main(worker_id: int, config, tasks, results, table, dispatcher_pid: 
     warc = WarcWriter.from_config(config, worker_id) if config.warc else None
     sender = ResultSender(results)
     processor = PageProcessor(worker_id, config, table, writer, sender.put)
-    threads = [threading.Thread(target=_thread_loop, args=(processor, tasks, sender, warc),
-                                name=f"fetcher-{worker_id}-{n}", daemon=True)
-               for n in range(config.threads)]
+    threads = [
+        threading.Thread(
+            target=_thread_loop, args=(processor, tasks, sender, warc), name=f"fetcher-{worker_id}-{n}", daemon=True
+        )
+        for n in range(config.threads)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:

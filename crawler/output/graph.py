@@ -165,8 +165,7 @@ class LinkGraph:
 
     def add(self, source: str, target: str, kind: str = LINK, in_scope: bool = True) -> None:
         """Add an edge; a repeated (source, target) keeps its first kind."""
-        self._append(self._node(source), self._node(target),
-                     self._kind_flag(kind) | bool(in_scope))
+        self._append(self._node(source), self._node(target), self._kind_flag(kind) | bool(in_scope))
         self._index = None
 
     @classmethod
@@ -265,8 +264,7 @@ class LinkGraph:
         edges written.
         """
         index = self._indexed()
-        urls, offsets, targets, seen, flags = (index.urls, index.offsets, index.targets,
-                                               index.seen, self._flags)
+        urls, offsets, targets, seen, flags = (index.urls, index.offsets, index.targets, index.seen, self._flags)
         # flag -> "\tkind\tin_scope\n"
         tails = [f"\t{kind}\t{scope}\n" for kind in self._kinds for scope in (0, 1)]
         with open(path, "w", encoding="utf-8", newline="\n") as f:
@@ -276,8 +274,7 @@ class LinkGraph:
                 if lo == hi:
                     continue
                 head = urls[r] + "\t"
-                f.write("".join([head + urls[t] + tails[flags[s]]
-                                 for t, s in zip(targets[lo:hi], seen[lo:hi])]))
+                f.write("".join([head + urls[t] + tails[flags[s]] for t, s in zip(targets[lo:hi], seen[lo:hi])]))
         return len(targets)
 
     def redirect_cycles(self, fetched) -> list[list[str]]:
@@ -306,7 +303,7 @@ class LinkGraph:
                 path.append(node)
                 node = target[node]
             if node in path:  # a new cycle: the part of the path from node on
-                cycle = path[path.index(node):]
+                cycle = path[path.index(node) :]
                 first = cycle.index(min(cycle))
                 cycles.append(cycle[first:] + cycle[:first])
             done.update(path)
@@ -330,8 +327,7 @@ class LinkGraph:
         and 4 B per placed node (the children, in breadth-first order).
         """
         index = self._indexed()
-        ids, rank, urls, offsets, targets = (self._ids, index.rank, index.urls,
-                                             index.offsets, index.targets)
+        ids, rank, urls, offsets, targets = (self._ids, index.rank, index.urls, index.offsets, index.targets)
         n = len(urls)
         is_fetched, placed = bytearray(n), bytearray(n)
         for url in fetched:
@@ -362,7 +358,7 @@ class LinkGraph:
                 following_from = len(kids)
                 for parent in sorted(level):
                     lo = len(kids)
-                    for child in targets[offsets[parent]:offsets[parent + 1]]:
+                    for child in targets[offsets[parent] : offsets[parent + 1]]:
                         if is_fetched[child] and not placed[child]:  # a self-loop is placed
                             placed[child] = 1
                             kids.append(child)
@@ -408,7 +404,7 @@ class EdgeView(Mapping):
         index = self._graph._indexed()
         urls, offsets, targets = index.urls, index.offsets, index.targets
         for r in range(len(urls)):
-            for t in targets[offsets[r]:offsets[r + 1]]:
+            for t in targets[offsets[r] : offsets[r + 1]]:
                 yield urls[r], urls[t]
 
     def __len__(self) -> int:

@@ -66,13 +66,17 @@ def map_settings(config) -> dict:
     (:meth:`crawler.config.CrawlConfig.resume_settings`), depth limit, robots.txt, sitemaps, the
     trap guards and the per-site limit. A crawl reuses a map only when all of them are
     equal."""
-    return {**config.resume_settings(), "max_depth": config.max_depth,
-            "obey_robots": config.obey_robots, "sitemaps": config.sitemaps,
-            "max_url_length": config.max_url_length,
-            "max_query_variants": config.max_query_variants,
-            "max_path_repeats": config.max_path_repeats,
-            "max_path_segments": config.max_path_segments,
-            "max_pages_per_site": config.max_pages_per_site}
+    return {
+        **config.resume_settings(),
+        "max_depth": config.max_depth,
+        "obey_robots": config.obey_robots,
+        "sitemaps": config.sitemaps,
+        "max_url_length": config.max_url_length,
+        "max_query_variants": config.max_query_variants,
+        "max_path_repeats": config.max_path_repeats,
+        "max_path_segments": config.max_path_segments,
+        "max_pages_per_site": config.max_pages_per_site,
+    }
 
 
 def section_of(url: str) -> str:
@@ -123,8 +127,7 @@ def out_of_scope_links(walk_dir: str, scope: Scope) -> dict:
             continue  # the seeds' own site, left out by --include/--exclude
         by_host[site] += 1
     top = sorted(by_host.items(), key=lambda item: (-item[1], item[0]))[:TOP_HOSTS]
-    return {"hosts": len(by_host), "links": sum(by_host.values()),
-            "top": [[host, links] for host, links in top]}
+    return {"hosts": len(by_host), "links": sum(by_host.values()), "top": [[host, links] for host, links in top]}
 
 
 def link_distances(walk_dir: str, seeds, recorded) -> dict[str, int]:
@@ -176,8 +179,7 @@ def build_map(config, walk_dir: str, summary: dict) -> dict:
             sizes[kind] += record["bytes"]
         elif outcome == "non_html":
             size = record.get("content_length")
-            if size is None and record.get("method") == "GET" and not record.get("truncated") \
-                    and record["bytes"]:
+            if size is None and record.get("method") == "GET" and not record.get("truncated") and record["bytes"]:
                 size = record["bytes"]  # a body read in full (a sniffed type)
             if size is None:
                 unknown[kind] += 1
@@ -214,6 +216,7 @@ def write_map(report: dict, out_dir: str) -> str:
 
 def format_map(report: dict) -> str:
     """``report`` as readable text: the page count first, then each section."""
+
     def table(title: str, rows) -> list[str]:
         rows = [(str(name), value) for name, value in rows]
         if not rows:
@@ -222,9 +225,11 @@ def format_map(report: dict) -> str:
         return [f"{title}:"] + [f"  {name:<{width}}  {value}" for name, value in rows]
 
     o, oos = report["outcomes"], report["out_of_scope"]
-    lines = [f"pages: {report['pages']}",
-             f"urls: {report['urls']} (pages {o['page']}, non-HTML {o['non_html']}, "
-             f"redirects {o['redirect']}, failed {o['failed']}; skipped {report['skipped']})"]
+    lines = [
+        f"pages: {report['pages']}",
+        f"urls: {report['urls']} (pages {o['page']}, non-HTML {o['non_html']}, "
+        f"redirects {o['redirect']}, failed {o['failed']}; skipped {report['skipped']})",
+    ]
     if not report["complete"]:
         lines.append(f"incomplete: {report['stopped'] or 'cut by --max-pages'}")
     lines += table("by host", report["by_host"].items())
@@ -279,16 +284,28 @@ def expected_urls(config) -> int | None:
     changed = [key for key in current if stored.get(key) != current[key]]
     if changed:
         key = changed[0]
-        log.info("%s not used for the progress total: it maps %s %s, this crawl has %s",
-                 os.path.join(config.out_dir, MAP_FILE), key, stored.get(key), current[key])
+        log.info(
+            "%s not used for the progress total: it maps %s %s, this crawl has %s",
+            os.path.join(config.out_dir, MAP_FILE),
+            key,
+            stored.get(key),
+            current[key],
+        )
         return None
     if not report.get("complete") or not isinstance(report.get("urls"), int):
-        log.info("%s not used for the progress total: the map is incomplete (%s)",
-                 os.path.join(config.out_dir, MAP_FILE), report.get("stopped") or "cut by --max-pages")
+        log.info(
+            "%s not used for the progress total: the map is incomplete (%s)",
+            os.path.join(config.out_dir, MAP_FILE),
+            report.get("stopped") or "cut by --max-pages",
+        )
         return None
     total = report["urls"]
     if config.max_pages is not None:
         total = min(total, config.max_pages)
-    log.info("progress total from %s: %d URLs (%d pages)", os.path.join(config.out_dir, MAP_FILE),
-             total, report.get("pages", 0))
+    log.info(
+        "progress total from %s: %d URLs (%d pages)",
+        os.path.join(config.out_dir, MAP_FILE),
+        total,
+        report.get("pages", 0),
+    )
     return total

@@ -117,7 +117,7 @@ def _cut(name: str, limit: int, whole: str) -> str:
     keep = limit - 9
     cut = name.encode("utf-8")[:keep].decode("utf-8", errors="ignore")
     if "%" in cut[-2:]:  # never end inside an escape
-        cut = cut[:cut.rindex("%")]
+        cut = cut[: cut.rindex("%")]
     return f"{cut}-{_hex8(whole)}"
 
 
@@ -130,7 +130,7 @@ def _windows_safe(name: str) -> str:
     match = _RESERVED.fullmatch(name)
     if match:
         stem = match.group(1)
-        name = stem[:-1] + "".join(f"%{b:02X}" for b in stem[-1].encode("utf-8")) + name[len(stem):]
+        name = stem[:-1] + "".join(f"%{b:02X}" for b in stem[-1].encode("utf-8")) + name[len(stem) :]
     return name
 
 
@@ -147,12 +147,13 @@ def _file_name(segment: str, query: str | None) -> str:
     stem = decoded
     for extension in HTML_EXTENSIONS:
         if decoded.lower().endswith(extension) and len(decoded) > len(extension):
-            stem = decoded[:-len(extension)]
+            stem = decoded[: -len(extension)]
             break
     if query is not None:
         names = [item.partition("=")[0] for item in query.split("&") if item]
-        names_part = "-".join(_decode_segment(normalize_percent_encoding(n, PATH_SAFE - {"/"}))
-                              for n in names)  # a query may hold "/" and "?" literally
+        names_part = "-".join(
+            _decode_segment(normalize_percent_encoding(n, PATH_SAFE - {"/"})) for n in names
+        )  # a query may hold "/" and "?" literally
         names_part = _cut(names_part, MAX_QUERY_NAMES_BYTES, query)
         stem = f"{stem}-{names_part}-{_hex8(query)}" if names_part else f"{stem}-{_hex8(query)}"
     stem = _cut(stem, MAX_COMPONENT_BYTES - 3, f"{segment}?{query}")
@@ -306,8 +307,7 @@ def write_mirror(out_dir: str) -> int:
     for record in shards.iter_records(out_dir):
         relative = files.get(record["url"]) if record.get("markdown") is not None else None
         if relative is not None and not record.get("error"):
-            _write_atomic(os.path.join(site, *relative.split("/")), record["markdown"].encode("utf-8"),
-                          mode)
+            _write_atomic(os.path.join(site, *relative.split("/")), record["markdown"].encode("utf-8"), mode)
             written += 1
     rows = dict(files)
     rows.update((url, files[first]) for url, first in duplicates.items() if first in files)

@@ -42,7 +42,7 @@ from crawler.vocabulary import UrlState
 #: records a shard, compressed in 0.6 s (zstd, 227 MiB/s) or 5.7 s (gzip, 22 MiB/s) on 2
 #: busy cores: under the 10 s a stopping fetcher is given (pool.JOIN_TIMEOUT_S),
 #: where 256 MiB of gzip (11.5 s) is not; 100,000 such pages make about 30 shards.
-DEFAULT_SHARD_BYTES = 128 * 2 ** 20
+DEFAULT_SHARD_BYTES = 128 * 2**20
 
 #: Compressions of closed shards (``--compress``); ``None`` keeps them plain.
 COMPRESSIONS = ("zstd", "gzip")
@@ -148,6 +148,7 @@ def open_binary(path: str, compression: str | None):
     if compression == "gzip":
         return gzip.open(path, "rb")
     import zstandard
+
     reader = zstandard.ZstdDecompressor().stream_reader(open(path, "rb"), read_across_frames=True)
     return io.BufferedReader(reader, _CHUNK_BYTES)
 
@@ -247,16 +248,16 @@ def compress_shard(path: str, compression: str) -> str:
         raise ValueError(f"unknown compression {compression!r}")
     if not path.endswith(SUFFIXES[None]):
         raise ValueError(f"not a plain shard: {path}")
-    final = path[:-len(SUFFIXES[None])] + SUFFIXES[compression]
+    final = path[: -len(SUFFIXES[None])] + SUFFIXES[compression]
     temp = final + TEMP_SUFFIX
     with open(path, "rb") as source, open(temp, "wb") as target:
         if compression == "gzip":
-            with gzip.GzipFile(filename="", mode="wb", fileobj=target,
-                               compresslevel=GZIP_LEVEL, mtime=0) as packed:
+            with gzip.GzipFile(filename="", mode="wb", fileobj=target, compresslevel=GZIP_LEVEL, mtime=0) as packed:
                 while chunk := source.read(_CHUNK_BYTES):
                     packed.write(chunk)
         else:
             import zstandard
+
             compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL, write_checksum=True)
             compressor.copy_stream(source, target, size=os.fstat(source.fileno()).st_size)
         target.flush()
@@ -276,7 +277,7 @@ def settle(out_dir: str) -> int:
         the bytes of partial lines cut.
     """
     for name in os.listdir(out_dir):
-        if name.endswith(TEMP_SUFFIX) and parse_shard_name(name[:-len(TEMP_SUFFIX)]):
+        if name.endswith(TEMP_SUFFIX) and parse_shard_name(name[: -len(TEMP_SUFFIX)]):
             os.remove(os.path.join(out_dir, name))
     kept = {shard.path for shard in list_shards(out_dir)}
     cut = 0
@@ -299,8 +300,7 @@ def finish_shards(out_dir: str, compression: str | None) -> list[str]:
     settle(out_dir)
     if compression is None:
         return []
-    return [compress_shard(shard.path, compression)
-            for shard in list_shards(out_dir) if shard.compression is None]
+    return [compress_shard(shard.path, compression) for shard in list_shards(out_dir) if shard.compression is None]
 
 
 class _Decompressor(Protocol):
@@ -318,6 +318,7 @@ def _measure(shard: Shard) -> dict:
         unpack = zlib.decompressobj(wbits=31)
     elif shard.compression == "zstd":
         import zstandard
+
         unpack = zstandard.ZstdDecompressor().decompressobj(read_across_frames=True)
     else:
         unpack = None
@@ -328,9 +329,14 @@ def _measure(shard: Shard) -> dict:
             data = unpack.decompress(chunk) if unpack is not None else chunk
             plain_bytes += len(data)
             records += data.count(b"\n")
-    return {"file": os.path.basename(shard.path), "compression": shard.compression,
-            "records": records, "bytes": size, "uncompressed_bytes": plain_bytes,
-            "sha256": digest.hexdigest()}
+    return {
+        "file": os.path.basename(shard.path),
+        "compression": shard.compression,
+        "records": records,
+        "bytes": size,
+        "uncompressed_bytes": plain_bytes,
+        "sha256": digest.hexdigest(),
+    }
 
 
 def write_manifest(out_dir: str, max_shard_bytes: int | None = None) -> dict:

@@ -39,8 +39,18 @@ from crawler.web.urlnorm import origin_of
 #: The report's file name in the output folder.
 SITES_FILE = "sites.tsv"
 #: Its columns, the header line.
-COLUMNS = ("origin", "pages", "non_html", "redirects", "failed", "skipped", "robots", "bytes",
-           "first_fetch", "last_fetch")
+COLUMNS = (
+    "origin",
+    "pages",
+    "non_html",
+    "redirects",
+    "failed",
+    "skipped",
+    "robots",
+    "bytes",
+    "first_fetch",
+    "last_fetch",
+)
 #: A value that is not known (robots.txt never asked, no record).
 UNKNOWN = "-"
 
@@ -82,21 +92,31 @@ def site_counts(records: Iterable[dict], skipped_urls: Iterable[str]) -> dict[st
     return dict(sites)
 
 
-def site_rows(sites: dict[str, SiteCounts], robots: dict[str, str],
-              obey_robots: bool = True) -> list[tuple]:
+def site_rows(sites: dict[str, SiteCounts], robots: dict[str, str], obey_robots: bool = True) -> list[tuple]:
     """The report's rows, sorted by origin: :data:`COLUMNS` values, ``robots`` from
     ``robots`` (``{origin: status}``), or ``ignored`` for all when not ``obey_robots``. Pure."""
     rows = []
     for origin in sorted(sites):
         c = sites[origin]
         status = robots.get(origin, UNKNOWN) if obey_robots else IGNORED
-        rows.append((origin, c.pages, c.non_html, c.redirects, c.failed, c.skipped, status,
-                     c.bytes, c.first_fetch or UNKNOWN, c.last_fetch or UNKNOWN))
+        rows.append(
+            (
+                origin,
+                c.pages,
+                c.non_html,
+                c.redirects,
+                c.failed,
+                c.skipped,
+                status,
+                c.bytes,
+                c.first_fetch or UNKNOWN,
+                c.last_fetch or UNKNOWN,
+            )
+        )
     return rows
 
 
-def write_sites(out_dir: str, skipped_urls: Iterable[str], robots: dict[str, str],
-                obey_robots: bool = True) -> int:
+def write_sites(out_dir: str, skipped_urls: Iterable[str], robots: dict[str, str], obey_robots: bool = True) -> int:
     """Write ``out_dir/sites.tsv`` from the page records in ``out_dir`` and
     ``skipped_urls`` (the URLs of ``skipped.tsv``); returns the number of rows.
 

@@ -100,14 +100,17 @@ class WarcWriter:
         self._lock = threading.Lock()
         buffer = io.BytesIO()
         writer = _writer(buffer)
-        info = writer.create_warcinfo_record(os.path.basename(path), {
-            "software": f"crawler/{__version__} (warcio/{_WARCIO_VERSION})",
-            "format": "WARC File Format 1.1",
-            "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
-            "hostname": socket.gethostname(),
-            "robots": "classic" if obey_robots else "ignore",
-            "http-header-user-agent": user_agent or DEFAULT_USER_AGENT,
-        })
+        info = writer.create_warcinfo_record(
+            os.path.basename(path),
+            {
+                "software": f"crawler/{__version__} (warcio/{_WARCIO_VERSION})",
+                "format": "WARC File Format 1.1",
+                "conformsTo": "https://iipc.github.io/warc-specifications/specifications/warc-format/warc-1.1/",
+                "hostname": socket.gethostname(),
+                "robots": "classic" if obey_robots else "ignore",
+                "http-header-user-agent": user_agent or DEFAULT_USER_AGENT,
+            },
+        )
         self.warcinfo_id = info.rec_headers.get_header("WARC-Record-ID")
         writer.write_record(info)
         self._append(buffer.getvalue())
@@ -126,25 +129,35 @@ class WarcWriter:
         buffer = io.BytesIO()
         writer = _writer(buffer)
         sent_at = exchange.sent_at or datetime.datetime.now(datetime.UTC)
-        fields = {"WARC-Date": datetime_to_iso_date(sent_at.replace(tzinfo=None), use_micros=True),
-                  "WARC-Warcinfo-ID": self.warcinfo_id}
+        fields = {
+            "WARC-Date": datetime_to_iso_date(sent_at.replace(tzinfo=None), use_micros=True),
+            "WARC-Warcinfo-ID": self.warcinfo_id,
+        }
         if exchange.peer_ip:
             fields["WARC-IP-Address"] = exchange.peer_ip
         head = exchange.request_head
-        request = writer.create_warc_record(exchange.url, "request", payload=io.BytesIO(head),
-                                            length=len(head), warc_headers_dict=dict(fields))
+        request = writer.create_warc_record(
+            exchange.url, "request", payload=io.BytesIO(head), length=len(head), warc_headers_dict=dict(fields)
+        )
         if exchange.status is None:
             writer.write_record(request)
         else:
             if exchange.cut:
                 fields["WARC-Truncated"] = exchange.cut
             body = exchange.body
-            http_headers = StatusAndHeaders(_ascii(f"{exchange.status} {exchange.reason}".rstrip()),
-                                            _stored_headers(exchange.headers),
-                                            protocol=exchange.http_version)
-            response = writer.create_warc_record(exchange.url, "response", payload=io.BytesIO(body),
-                                                 length=len(body), warc_headers_dict=fields,
-                                                 http_headers=http_headers)
+            http_headers = StatusAndHeaders(
+                _ascii(f"{exchange.status} {exchange.reason}".rstrip()),
+                _stored_headers(exchange.headers),
+                protocol=exchange.http_version,
+            )
+            response = writer.create_warc_record(
+                exchange.url,
+                "response",
+                payload=io.BytesIO(body),
+                length=len(body),
+                warc_headers_dict=fields,
+                http_headers=http_headers,
+            )
             writer.write_request_response_pair(request, response)
         self._append(buffer.getvalue())
 
@@ -170,8 +183,10 @@ def _writer(buffer) -> WARCWriter:
 def _stored_headers(headers: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """The header fields to store: as received, ``Transfer-Encoding`` renamed (the body
     is stored without its chunking), non-ASCII bytes percent-encoded (:func:`_ascii`)."""
-    return [(RENAMED_TRANSFER_ENCODING if name.lower() == "transfer-encoding" else _ascii(name),
-             _ascii(value)) for name, value in headers]
+    return [
+        (RENAMED_TRANSFER_ENCODING if name.lower() == "transfer-encoding" else _ascii(name), _ascii(value))
+        for name, value in headers
+    ]
 
 
 def _ascii(text: str) -> str:
@@ -181,8 +196,7 @@ def _ascii(text: str) -> str:
     UTF-8 re-encoding (``café`` sent in UTF-8 would be stored ``caf%C3%83%C2%A9``)."""
     if text.isascii():
         return text
-    return "".join(c if c.isascii() else "".join(f"%{b:02X}" for b in c.encode("latin-1", "replace"))
-                   for c in text)
+    return "".join(c if c.isascii() else "".join(f"%{b:02X}" for b in c.encode("latin-1", "replace")) for c in text)
 
 
 def repair(path: str) -> int:
@@ -244,6 +258,6 @@ def seal_open_files(out_dir: str) -> tuple[int, int]:
     files = cut = 0
     for path in sorted(glob.glob(os.path.join(out_dir, WARC_GLOB + OPEN_SUFFIX))):
         cut += repair(path)
-        os.replace(path, path[:-len(OPEN_SUFFIX)])
+        os.replace(path, path[: -len(OPEN_SUFFIX)])
         files += 1
     return files, cut

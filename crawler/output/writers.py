@@ -70,8 +70,9 @@ class ShardWriter:
         compression: ``None``, ``"zstd"`` or ``"gzip"``: what closed shards become.
     """
 
-    def __init__(self, out_dir: str, worker_id: int, max_bytes: int = DEFAULT_SHARD_BYTES,
-                 compression: str | None = None) -> None:
+    def __init__(
+        self, out_dir: str, worker_id: int, max_bytes: int = DEFAULT_SHARD_BYTES, compression: str | None = None
+    ) -> None:
         self.out_dir, self.worker_id = out_dir, worker_id
         self.max_bytes, self.compression = max_bytes, compression
         self._number = next_shard_number(out_dir, worker_id)
@@ -129,8 +130,9 @@ class RecordWriter:
             (:class:`ShardWriter`).
     """
 
-    def __init__(self, out_dir: str, worker_id: int, shard_bytes: int = DEFAULT_SHARD_BYTES,
-                 compression: str | None = None) -> None:
+    def __init__(
+        self, out_dir: str, worker_id: int, shard_bytes: int = DEFAULT_SHARD_BYTES, compression: str | None = None
+    ) -> None:
         self.pages = ShardWriter(out_dir, worker_id, shard_bytes, compression)
         self.edges = LineWriter(edges_path(out_dir, worker_id))
 

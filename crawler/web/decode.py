@@ -25,8 +25,7 @@ import codecs
 
 from w3lib.encoding import html_to_unicode
 
-__all__ = ["decode_html", "is_html", "is_html_response", "sniffs_as_html", "looks_binary",
-           "HTML_MEDIA_TYPES"]
+__all__ = ["decode_html", "is_html", "is_html_response", "sniffs_as_html", "looks_binary", "HTML_MEDIA_TYPES"]
 
 #: Media types treated as HTML documents (compared lower-cased, parameters removed).
 HTML_MEDIA_TYPES = frozenset({"text/html", "application/xhtml+xml"})
@@ -90,9 +89,28 @@ def is_html(content_type: str | None) -> bool:
 # WHATWG MIME Sniffing, section 7.1 "identifying a resource with an unknown MIME type":
 # the HTML patterns, each followed by a tag-terminating byte (space or '>'), after
 # leading whitespace bytes; compared ASCII case-insensitively.
-_HTML_SNIFF_PATTERNS = tuple(p.encode("ascii") for p in (
-    "<!doctype html", "<html", "<head", "<script", "<iframe", "<h1", "<div", "<font",
-    "<table", "<a", "<style", "<title", "<b", "<body", "<br", "<p", "<!--"))
+_HTML_SNIFF_PATTERNS = tuple(
+    p.encode("ascii")
+    for p in (
+        "<!doctype html",
+        "<html",
+        "<head",
+        "<script",
+        "<iframe",
+        "<h1",
+        "<div",
+        "<font",
+        "<table",
+        "<a",
+        "<style",
+        "<title",
+        "<b",
+        "<body",
+        "<br",
+        "<p",
+        "<!--",
+    )
+)
 _SNIFF_WHITESPACE = b"\t\n\x0c\r "
 #: WHATWG MIME Sniffing "binary data byte": C0 controls other than TAB, LF, FF, CR, ESC.
 _BINARY_BYTES = frozenset(set(range(0x09)) | {0x0B} | set(range(0x0E, 0x1B)) | set(range(0x1C, 0x20)))
@@ -107,10 +125,10 @@ def sniffs_as_html(body: bytes) -> bool:
     ``<head``, ``<p``, ``<!--``... then a space or ``>``)."""
     head = bytes(body[:SNIFF_BYTES])
     if head.startswith(codecs.BOM_UTF8):
-        head = head[len(codecs.BOM_UTF8):]
+        head = head[len(codecs.BOM_UTF8) :]
     head = head.lstrip(_SNIFF_WHITESPACE).lower()
     for pattern in _HTML_SNIFF_PATTERNS:
-        if head.startswith(pattern) and head[len(pattern):len(pattern) + 1] in (b" ", b">"):
+        if head.startswith(pattern) and head[len(pattern) : len(pattern) + 1] in (b" ", b">"):
             return True
     return False
 
@@ -122,8 +140,12 @@ def looks_binary(body: bytes, content_type: str | None = None) -> bool:
     head = bytes(body[:SNIFF_BYTES])
     if head.startswith(_WIDE_BOMS):
         return False
-    if content_type and "charset=utf-16" in content_type.lower().replace(" ", "") \
-            or content_type and "charset=utf-32" in content_type.lower().replace(" ", ""):
+    if (
+        content_type
+        and "charset=utf-16" in content_type.lower().replace(" ", "")
+        or content_type
+        and "charset=utf-32" in content_type.lower().replace(" ", "")
+    ):
         return False
     return not _BINARY_BYTES.isdisjoint(head)
 

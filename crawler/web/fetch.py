@@ -217,6 +217,7 @@ class Exchange:
             if data:
                 parts.append(data)
             return data
+
         original.read1 = recording_read1
 
     def record_redirect_body(self, resp: requests.Response) -> None:
@@ -281,9 +282,15 @@ class HttpClient:
             the calling thread; None (the default) records nothing and costs nothing.
     """
 
-    def __init__(self, user_agent: str = "", connect_timeout_s: float = 10.0,
-                 read_timeout_s: float = 30.0, total_timeout_s: float = 120.0,
-                 max_body_bytes: int = 20 * 1024 * 1024, on_exchange=None) -> None:
+    def __init__(
+        self,
+        user_agent: str = "",
+        connect_timeout_s: float = 10.0,
+        read_timeout_s: float = 30.0,
+        total_timeout_s: float = 120.0,
+        max_body_bytes: int = 20 * 1024 * 1024,
+        on_exchange=None,
+    ) -> None:
         self.session = requests.Session()
         for prefix in ("http://", "https://"):
             self.session.mount(prefix, _WatchedAdapter())
@@ -299,11 +306,16 @@ class HttpClient:
     def from_config(cls, config, on_exchange=None) -> HttpClient:
         """Build a client from a :class:`crawler.config.CrawlConfig` (``on_exchange``: see
         the class)."""
-        return cls(config.user_agent, config.connect_timeout_s, config.read_timeout_s,
-                   config.total_timeout_s, config.max_body_bytes, on_exchange)
+        return cls(
+            config.user_agent,
+            config.connect_timeout_s,
+            config.read_timeout_s,
+            config.total_timeout_s,
+            config.max_body_bytes,
+            on_exchange,
+        )
 
-    def get(self, url: str, max_body_bytes: int | None = None, *, method: str = "GET",
-            body_wanted=None) -> Response:
+    def get(self, url: str, max_body_bytes: int | None = None, *, method: str = "GET", body_wanted=None) -> Response:
         """GET ``url`` without following redirects; the body is cut at
         ``max_body_bytes`` (default: the client's). A recording client hands the
         exchange to ``on_exchange`` before returning or raising.
@@ -336,11 +348,11 @@ class HttpClient:
         try:
             self.on_exchange(exchange)
         except Exception as exc:
-            log.warning("WARC record of %s not written: %s: %s", exchange.url,
-                        type(exc).__name__, exc)
+            log.warning("WARC record of %s not written: %s: %s", exchange.url, type(exc).__name__, exc)
 
-    def _watched_get(self, url: str, max_body_bytes: int | None, exchange: Exchange | None,
-                     method: str = "GET", body_wanted=None) -> Response:
+    def _watched_get(
+        self, url: str, max_body_bytes: int | None, exchange: Exchange | None, method: str = "GET", body_wanted=None
+    ) -> Response:
         """:meth:`get` under the wall-clock watchdog, ``exchange`` filled in if given."""
         started = time.monotonic()
         deadline = _Deadline()
@@ -350,8 +362,7 @@ class HttpClient:
         _ACTIVE.exchange = exchange
         timer.start()
         try:
-            response = self._get(url, started, max_body_bytes or self.max_body_bytes,
-                                 method, body_wanted, exchange)
+            response = self._get(url, started, max_body_bytes or self.max_body_bytes, method, body_wanted, exchange)
         except FetchError as exc:
             if deadline.expired and exc.reason != "timeout":
                 raise FetchError("timeout", f"no complete response after {self.total_timeout_s:g} s") from exc
@@ -373,15 +384,21 @@ class HttpClient:
         """
         return self.get(url, method="HEAD", body_wanted=_no_body)
 
-    def _get(self, url: str, started: float, cap: int, method: str = "GET",
-             body_wanted=None, exchange: Exchange | None = None) -> Response:
+    def _get(
+        self,
+        url: str,
+        started: float,
+        cap: int,
+        method: str = "GET",
+        body_wanted=None,
+        exchange: Exchange | None = None,
+    ) -> Response:
         """:meth:`get` without the watchdog; translates every foreign exception."""
         try:
             prepared = self.session.prepare_request(requests.Request(method, url))
             prepared.url = url  # already normalized; requests would drop an empty query
             settings = dict(self._environment_settings(url), stream=True)
-            with self.session.send(prepared, allow_redirects=False, timeout=self.timeout,
-                                   **settings) as resp:
+            with self.session.send(prepared, allow_redirects=False, timeout=self.timeout, **settings) as resp:
                 if exchange is not None:
                     original = resp.raw._original_response
                     exchange.record_response(original)
@@ -397,27 +414,38 @@ class HttpClient:
                     body, truncated = self._read_body(resp.raw, cap)
                     if truncated and exchange is not None and not original.isclosed():
                         exchange.cut = "length"  # the body went on past what was read
-                return Response(url, resp.status_code, resp.headers.get("Content-Type"),
-                                location, body, truncated,
-                                (time.monotonic() - started) * 1000.0,
-                                resp.headers.get("Retry-After"), resp.headers.get("Date"),
-                                _content_length(resp.headers.get("Content-Length")), method)
+                return Response(
+                    url,
+                    resp.status_code,
+                    resp.headers.get("Content-Type"),
+                    location,
+                    body,
+                    truncated,
+                    (time.monotonic() - started) * 1000.0,
+                    resp.headers.get("Retry-After"),
+                    resp.headers.get("Date"),
+                    _content_length(resp.headers.get("Content-Length")),
+                    method,
+                )
         except FetchError:
             raise
         except (requests.Timeout, urllib3.exceptions.TimeoutError) as exc:
             raise FetchError("timeout", str(exc)) from exc
         except requests.exceptions.SSLError as exc:
             raise FetchError("ssl", str(exc)) from exc
-        except (requests.exceptions.ChunkedEncodingError,
-                urllib3.exceptions.ProtocolError) as exc:
+        except (requests.exceptions.ChunkedEncodingError, urllib3.exceptions.ProtocolError) as exc:
             raise FetchError("incomplete body", str(exc)) from exc
-        except (requests.exceptions.ContentDecodingError,
-                urllib3.exceptions.DecodeError) as exc:
+        except (requests.exceptions.ContentDecodingError, urllib3.exceptions.DecodeError) as exc:
             raise FetchError("decoding", str(exc)) from exc
         except requests.ConnectionError as exc:
             raise FetchError("connection", str(exc)) from exc
-        except (requests.exceptions.InvalidURL, requests.exceptions.InvalidSchema,
-                requests.exceptions.MissingSchema, UnicodeError, ValueError) as exc:
+        except (
+            requests.exceptions.InvalidURL,
+            requests.exceptions.InvalidSchema,
+            requests.exceptions.MissingSchema,
+            UnicodeError,
+            ValueError,
+        ) as exc:
             raise FetchError("invalid url", str(exc)) from exc
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise FetchError("http error", f"{type(exc).__name__}: {exc}") from exc
@@ -431,8 +459,7 @@ class HttpClient:
         key = "/".join(origin)
         settings = self._env_cache.get(key)
         if settings is None:
-            settings = self._env_cache[key] = self.session.merge_environment_settings(
-                url, {}, True, None, None)
+            settings = self._env_cache[key] = self.session.merge_environment_settings(url, {}, True, None, None)
         return settings
 
     def _read_body(self, raw, cap: int) -> tuple[bytes, bool]:

@@ -24,7 +24,8 @@ from crawler.web.decode import is_html
 #: probably not HTML: documents, archives, images, audio, video, fonts, binaries, data,
 #: source code.
 #: ``.tar.gz`` and the like end in ``.gz``, so the last extension decides.
-NON_HTML_EXTENSIONS = frozenset("""
+NON_HTML_EXTENSIONS = frozenset(
+    """
     pdf ps eps djvu epub mobi doc docx odt rtf xls xlsx ods csv tsv ppt pptx odp
     zip gz tgz bz2 tbz xz txz zst lz lzma 7z rar tar jar war whl egg deb rpm apk dmg iso img
     exe msi bin so dll
@@ -33,7 +34,8 @@ NON_HTML_EXTENSIONS = frozenset("""
     woff woff2 ttf otf eot
     css js mjs json xml rss atom txt md rst
     py c h cc cpp hpp java rb go rs sh bat ps1 diff patch
-""".split())
+""".split()
+)
 
 
 def probably_not_html(url: str) -> bool:

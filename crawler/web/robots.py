@@ -69,8 +69,7 @@ from protego import Protego
 
 from crawler.web.urlnorm import origin_of, request_url
 
-__all__ = ["ROBOTS_MAX_BYTES", "ROBOTS_MAX_REDIRECTS", "RobotsRules", "origin_of",
-           "product_token", "robots_url"]
+__all__ = ["ROBOTS_MAX_BYTES", "ROBOTS_MAX_REDIRECTS", "RobotsRules", "origin_of", "product_token", "robots_url"]
 
 #: Bytes of a robots.txt that are parsed; the rest is ignored. RFC 9309 §2.5: the
 #: parsing limit "MUST be at least 500 kibibytes (KiB)".
@@ -116,7 +115,7 @@ def _robots_text(body: bytes) -> str:
     at_limit = len(body) >= ROBOTS_MAX_BYTES  # counted with the BOM, as the fetcher cut it
     body = body.removeprefix(_UTF8_BOM)[:ROBOTS_MAX_BYTES]
     if at_limit and not body.endswith((b"\n", b"\r")):
-        body = body[:max(body.rfind(b"\n"), body.rfind(b"\r")) + 1]
+        body = body[: max(body.rfind(b"\n"), body.rfind(b"\r")) + 1]
     return body.decode("utf-8", errors="replace")
 
 
@@ -144,8 +143,7 @@ class RobotsRules:
     parser: Protego | None = dataclasses.field(default=None, repr=False)
 
     @classmethod
-    def from_response(cls, status: int | None, body: bytes | None,
-                      error: str | None = None) -> RobotsRules:
+    def from_response(cls, status: int | None, body: bytes | None, error: str | None = None) -> RobotsRules:
         """The rules an outcome of fetching robots.txt gives (RFC 9309 §2.3.1).
 
         Args:
@@ -163,8 +161,7 @@ class RobotsRules:
         if status is not None and 200 <= status < 300:
             parser = Protego.parse(_robots_text(body or b""))
             sitemaps = (request_url(u) for u in parser.sitemaps)
-            return cls(PARSED, status, error, tuple(dict.fromkeys(u for u in sitemaps if u)),
-                       parser)
+            return cls(PARSED, status, error, tuple(dict.fromkeys(u for u in sitemaps if u)), parser)
         if status is not None and (300 <= status < 400 or (400 <= status < 500 and status != 429)):
             return cls(UNAVAILABLE, status, error)
         return cls(UNREACHABLE, status, error)

@@ -60,8 +60,16 @@ from lxml import etree
 
 from crawler.web.urlnorm import request_url
 
-__all__ = ["SITEMAP_MAX_BYTES", "SITEMAP_MAX_URLS", "SITEMAP_NAMESPACE", "Sitemap",
-           "escape_bare_ampersands", "gunzip_capped", "parse_sitemap", "sitemap_candidates"]
+__all__ = [
+    "SITEMAP_MAX_BYTES",
+    "SITEMAP_MAX_URLS",
+    "SITEMAP_NAMESPACE",
+    "Sitemap",
+    "escape_bare_ampersands",
+    "gunzip_capped",
+    "parse_sitemap",
+    "sitemap_candidates",
+]
 
 #: Largest sitemap read, in bytes, after decompression (sitemaps.org: 52,428,800).
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024
@@ -167,9 +175,16 @@ def parse_sitemap(body: bytes, base_url: str) -> Sitemap:
 def _xml_parser() -> etree.XMLParser:
     """A parser that reads nothing but the document (built per call: lxml parsers
     must not be shared between threads)."""
-    return etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                           dtd_validation=False, huge_tree=False, recover=True,
-                           remove_comments=True, remove_pis=True)
+    return etree.XMLParser(
+        resolve_entities=False,
+        no_network=True,
+        load_dtd=False,
+        dtd_validation=False,
+        huge_tree=False,
+        recover=True,
+        remove_comments=True,
+        remove_pis=True,
+    )
 
 
 def _loc_text(loc) -> str | None:
@@ -231,11 +246,11 @@ def _parse_xml(data: bytes, base_url: str) -> Sitemap:
         return Sitemap(INVALID, (), "declares XML entities (<!ENTITY>): not read")
     qname = etree.QName(root)
     if qname.localname not in _ENTRY:
-        return Sitemap(INVALID, (), f"root element <{qname.localname}> is not <urlset> "
-                                    "or <sitemapindex>")
+        return Sitemap(INVALID, (), f"root element <{qname.localname}> is not <urlset> or <sitemapindex>")
     if qname.namespace not in (None, SITEMAP_NAMESPACE):
-        return Sitemap(INVALID, (), f"root element <{qname.localname}> in namespace "
-                                    f"{qname.namespace!r}, not {SITEMAP_NAMESPACE!r}")
+        return Sitemap(
+            INVALID, (), f"root element <{qname.localname}> in namespace {qname.namespace!r}, not {SITEMAP_NAMESPACE!r}"
+        )
     prefix = "" if qname.namespace is None else "{" + qname.namespace + "}"
     entry_tag, loc_tag = prefix + _ENTRY[qname.localname], prefix + "loc"
     cut = None if data.rstrip(_WHITESPACE).endswith(b">") else _last_element(root)

@@ -92,8 +92,9 @@ def trap_reason(url: str, max_path_repeats: int | None, max_path_segments: int |
     return None
 
 
-def guard_reason(url: str, max_url_length: int, max_path_repeats: int | None,
-                 max_path_segments: int | None) -> str | None:
+def guard_reason(
+    url: str, max_url_length: int, max_path_repeats: int | None, max_path_segments: int | None
+) -> str | None:
     """Why a discovered ``url`` (normalized) is skipped by the guards that need no state:
     :data:`URL_TOO_LONG` past ``max_url_length`` characters, else :func:`trap_reason`.
     ``None`` to queue it. The dispatcher applies it to every link a fetch won, and a

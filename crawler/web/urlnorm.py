@@ -41,8 +41,7 @@ _FORBIDDEN_HOST = frozenset(_C0_AND_SPACE + "\x7f#%/:<>?@[\\]^|")
 #: A path parameter or query item that is a session id (see :func:`is_session_item`):
 #: ``jsessionid``, ``phpsessid`` or ``aspsessionid`` + 8 letters with any value, or
 #: ``sid`` with a value of at least 16 ASCII letters and digits. Names in any case.
-_SESSION_ITEM = re.compile(
-    r"(?:jsessionid|phpsessid|aspsessionid[a-z]{8})=.*|sid=[0-9a-z]{16,}", re.I | re.S)
+_SESSION_ITEM = re.compile(r"(?:jsessionid|phpsessid|aspsessionid[a-z]{8})=.*|sid=[0-9a-z]{16,}", re.I | re.S)
 _QUERY_SEPARATOR = re.compile("([&;])")
 
 
@@ -76,8 +75,15 @@ def split_reference(ref: str) -> Parts:
 def unsplit(parts: Parts) -> str:
     """Recompose components into a URI string (RFC 3986 §5.3)."""
     scheme, authority, path, query, fragment = parts
-    return "".join(("" if scheme is None else scheme + ":", "" if authority is None else "//" + authority,
-                    path, "" if query is None else "?" + query, "" if fragment is None else "#" + fragment))
+    return "".join(
+        (
+            "" if scheme is None else scheme + ":",
+            "" if authority is None else "//" + authority,
+            path,
+            "" if query is None else "?" + query,
+            "" if fragment is None else "#" + fragment,
+        )
+    )
 
 
 def clean_reference(href: str) -> str:
@@ -135,12 +141,11 @@ def _special_slashes(ref: str, base: Parts | None) -> str:
     m = _SPLIT.match(ref)
     scheme = m.group(2) if m else None
     if scheme is not None and _SCHEME.fullmatch(scheme) and scheme.lower() in SCHEMES_KEPT:
-        rest = ref[len(scheme) + 1:]
+        rest = ref[len(scheme) + 1 :]
         if base is not None and base.scheme == scheme.lower() and not rest.startswith("//"):
             return rest
         return scheme + "://" + rest.lstrip("/")
-    if (scheme is None and ref.startswith("//") and base is not None
-            and base.scheme in SCHEMES_KEPT):
+    if scheme is None and ref.startswith("//") and base is not None and base.scheme in SCHEMES_KEPT:
         return "//" + ref.lstrip("/")
     return ref
 
@@ -168,8 +173,7 @@ def _resolve_parts(ref: str, base: str | None) -> Parts | None:
     elif r.path.startswith("/"):
         path, query = remove_dot_segments(r.path), r.query
     else:
-        merged = ("/" + r.path if b.authority is not None and b.path == ""
-                  else b.path[: b.path.rfind("/") + 1] + r.path)
+        merged = "/" + r.path if b.authority is not None and b.path == "" else b.path[: b.path.rfind("/") + 1] + r.path
         path, query = remove_dot_segments(merged), r.query
     return Parts(b.scheme, b.authority, path, query, r.fragment)
 
@@ -413,8 +417,13 @@ def _step_fragment(p: Parts) -> Parts:
 #: Steps 3-9 of :func:`request_url`: everything but reordering the query. Session ids
 #: go after the percent-encoding steps (``%6Asessionid`` is ``jsessionid``).
 REQUEST_PIPELINE: tuple[Callable[[Parts], Parts | None], ...] = (
-    _step_scheme, _step_authority, _step_path, _step_query_encoding, _step_session_ids,
-    _step_fragment)
+    _step_scheme,
+    _step_authority,
+    _step_path,
+    _step_query_encoding,
+    _step_session_ids,
+    _step_fragment,
+)
 #: Steps 3-9 of :func:`normalize`, applied in order to the resolved components (the
 #: query sort of step 7 last).
 PIPELINE: tuple[Callable[[Parts], Parts | None], ...] = REQUEST_PIPELINE + (_step_query_order,)

@@ -22,6 +22,5 @@ def load_cases() -> list[dict]:
     Skips the calling test module when the file is absent outside CI.
     """
     if not CASES_FILE.exists() and not os.environ.get("CI"):
-        pytest.skip(f"{CASES_FILE} not found (the shared/ folder beside the project)",
-                    allow_module_level=True)
+        pytest.skip(f"{CASES_FILE} not found (the shared/ folder beside the project)", allow_module_level=True)
     return json.loads(CASES_FILE.read_text("utf-8"))

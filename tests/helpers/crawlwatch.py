@@ -89,8 +89,9 @@ def crawler_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "crawler", *args]
 
 
-def run_watched(command: list[str], stderr_path: str, progress=None, timeout_s: float = 600.0,
-                stall_s: float = 60.0, on_sample=None) -> WatchedRun:
+def run_watched(
+    command: list[str], stderr_path: str, progress=None, timeout_s: float = 600.0, stall_s: float = 60.0, on_sample=None
+) -> WatchedRun:
     """Run ``command`` (from the repository root) until it exits, hangs or times out.
 
     Args:
@@ -105,8 +106,15 @@ def run_watched(command: list[str], stderr_path: str, progress=None, timeout_s: 
     env = dict(os.environ, PYTHONFAULTHANDLER="1")
     env["PYTHONPATH"] = os.pathsep.join([ROOT, *filter(None, [env.get("PYTHONPATH")])])
     with open(stderr_path, "ab") as err:
-        proc = subprocess.Popen(command, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                stderr=err, env=env, start_new_session=True)
+        proc = subprocess.Popen(
+            command,
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=env,
+            start_new_session=True,
+        )
     started = time.monotonic()
     processes: dict[int, ProcessSample] = {}
     handles: dict[int, psutil.Process] = {}
@@ -142,8 +150,17 @@ def run_watched(command: list[str], stderr_path: str, progress=None, timeout_s: 
         count = progress()
     with open(stderr_path, encoding="utf-8", errors="replace") as f:
         stderr = f.read()
-    return WatchedRun(outcome, proc.returncode if outcome == "finished" else None, wall, count,
-                      moved_at - started, stderr, processes, proc.pid, stderr_path)
+    return WatchedRun(
+        outcome,
+        proc.returncode if outcome == "finished" else None,
+        wall,
+        count,
+        moved_at - started,
+        stderr,
+        processes,
+        proc.pid,
+        stderr_path,
+    )
 
 
 def _sample(root_pid: int, handles: dict[int, psutil.Process], processes: dict[int, ProcessSample]) -> float:

@@ -21,10 +21,16 @@ class GeneratedSite(SiteServer):
     ``reached`` is set once ``wanted`` pages were requested."""
 
     def __init__(self, delay_s: float = 0.02, wanted: int = 10**9) -> None:
-        super().__init__({f"/{i}": Route(
-            f"<html><head><title>Page {i}</title></head><body><h1>Page {i}</h1><p>Text of {i}.</p>"
-            + "".join(f'<a href="/{j}">{j}</a> ' for j in range(i + 1, min(i + 6, PAGES)))
-            + "</body></html>") for i in range(PAGES)})
+        super().__init__(
+            {
+                f"/{i}": Route(
+                    f"<html><head><title>Page {i}</title></head><body><h1>Page {i}</h1><p>Text of {i}.</p>"
+                    + "".join(f'<a href="/{j}">{j}</a> ' for j in range(i + 1, min(i + 6, PAGES)))
+                    + "</body></html>"
+                )
+                for i in range(PAGES)
+            }
+        )
         self.delay_s, self.wanted = delay_s, wanted
         self.reached = threading.Event()
 
@@ -36,13 +42,31 @@ class GeneratedSite(SiteServer):
 
 
 def start(site: SiteServer, out, *args: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "crawler", site.url("/0"), "--out", str(out),
-                             "--workers", "2", "--threads", "2", "--progress-interval", "0.2", *args],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "crawler",
+            site.url("/0"),
+            "--out",
+            str(out),
+            "--workers",
+            "2",
+            "--threads",
+            "2",
+            "--progress-interval",
+            "0.2",
+            *args,
+        ],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
 
 
 def markdown_by_path(records: dict, site: SiteServer) -> dict[str, str]:
     """Path -> Markdown, with the server's address taken out of the links."""
     base = site.url("")
-    return {url[len(base):]: r["markdown"].replace(base, "") for url, r in records.items()}
+    return {url[len(base) :]: r["markdown"].replace(base, "") for url, r in records.items()}

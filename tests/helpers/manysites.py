@@ -84,12 +84,19 @@ ROBOTS_MISSING_SHARE, ROBOTS_DISALLOW_SHARE = 0.10, 0.06
 BROKEN_SHARE, GUEST_SHARE, CROSS_LINK_SHARE, GUEST_LINK_SHARE = 0.10, 0.30, 0.25, 0.30
 PRIVATE_PATH, BROKEN_PATH, GUEST_PATH = "/private/report.html", "/missing.html", "/guest.html"
 LOG_HEADER = "port\tmethod\ttarget\tstatus\tstart_ms\tend_ms\twall_ms"
-REASONS = {200: "OK", 400: "Bad Request", 404: "Not Found", 405: "Method Not Allowed",
-           431: "Request Header Fields Too Large"}
-WORDS = ("corpus crawler origin politeness robots frontier fetcher dispatcher manager shard "
-         "record markdown page link graph tree queue thread process delay keep alive socket "
-         "port server client request response header body length close deterministic seed "
-         "site index home guest private broken depth scope claim settle visited").split()
+REASONS = {
+    200: "OK",
+    400: "Bad Request",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    431: "Request Header Fields Too Large",
+}
+WORDS = (
+    "corpus crawler origin politeness robots frontier fetcher dispatcher manager shard "
+    "record markdown page link graph tree queue thread process delay keep alive socket "
+    "port server client request response header body length close deterministic seed "
+    "site index home guest private broken depth scope claim settle visited"
+).split()
 
 
 # -- the sites --------------------------------------------------------------------------
@@ -125,8 +132,13 @@ def site_plan(index: int, sites: int, seed: int) -> SitePlan:
     for j in range(from_home, count):
         links[pages[rng.randrange(j)]].append((index, pages[j]))
     roll = rng.random()
-    robots = ("missing" if roll < ROBOTS_MISSING_SHARE else
-              "disallow" if roll < ROBOTS_MISSING_SHARE + ROBOTS_DISALLOW_SHARE else "allow")
+    robots = (
+        "missing"
+        if roll < ROBOTS_MISSING_SHARE
+        else "disallow"
+        if roll < ROBOTS_MISSING_SHARE + ROBOTS_DISALLOW_SHARE
+        else "allow"
+    )
     if robots == "disallow":
         links["/"].append((index, PRIVATE_PATH))
     if rng.random() < BROKEN_SHARE:
@@ -163,12 +175,16 @@ def render_page(plan: SitePlan, path: str, ports: list[int], seed: int) -> bytes
     for target, target_path in plan.pages[path]:
         href = target_path if target == plan.index else f"http://{HOST}:{ports[target]}{target_path}"
         items.append(f'<li><a href="{href}">site {target} {target_path}</a></li>')
-    paragraphs = "".join("<p>" + " ".join(rng.choice(WORDS) for _ in range(rng.randint(30, 80)))
-                         + ".</p>" for _ in range(rng.randint(1, 3)))
+    paragraphs = "".join(
+        "<p>" + " ".join(rng.choice(WORDS) for _ in range(rng.randint(30, 80))) + ".</p>"
+        for _ in range(rng.randint(1, 3))
+    )
     title = f"Site {plan.index} {path}"
-    return (f"<!doctype html><html><head><meta charset=utf-8><title>{title}</title></head>"
-            f"<body><nav><a href=\"/\">home</a></nav><main><h1>{title}</h1>{paragraphs}"
-            f"<ul>{''.join(items)}</ul></main></body></html>").encode()
+    return (
+        f"<!doctype html><html><head><meta charset=utf-8><title>{title}</title></head>"
+        f"<body><nav><a href=\"/\">home</a></nav><main><h1>{title}</h1>{paragraphs}"
+        f"<ul>{''.join(items)}</ul></main></body></html>"
+    ).encode()
 
 
 # -- what a crawl must do ---------------------------------------------------------------
@@ -199,8 +215,7 @@ class Expected:
         return max((n - 1 for n in self.requests_by_port.values()), default=0) * delay_s
 
 
-def expected_crawl(sites: int, seed: int, ports: list[int],
-                   seed_sites: Iterable[int] | None = None) -> Expected:
+def expected_crawl(sites: int, seed: int, ports: list[int], seed_sites: Iterable[int] | None = None) -> Expected:
     """What a crawl of the sites from the home pages of ``seed_sites`` (default: all)
     must fetch: breadth-first over the links of the seed sites (the crawler's default
     scope: the seeds' host:port), a URL robots.txt disallows is skipped and not expanded,
@@ -234,8 +249,14 @@ def expected_crawl(sites: int, seed: int, ports: list[int],
                 todo.append(link)
     pages_by_port = collections.Counter(int(u.split(":")[2].split("/")[0]) for u in fetched)
     requests_by_port = {port: n + 1 for port, n in pages_by_port.items()}
-    return Expected(frozenset(fetched), frozenset(failed), frozenset(skipped),
-                    frozenset(pages_by_port), requests_by_port, dict(pages_by_port))
+    return Expected(
+        frozenset(fetched),
+        frozenset(failed),
+        frozenset(skipped),
+        frozenset(pages_by_port),
+        requests_by_port,
+        dict(pages_by_port),
+    )
 
 
 # -- the server log ---------------------------------------------------------------------
@@ -308,15 +329,21 @@ def analyse_log(requests: list[Request], expected: Expected, delay_s: float) -> 
     min_gap = min(gaps)[0] if gaps else None
     gaps_under = sum(1 for gap in gaps if gap[0] < delay_s * 1000)
     report = {
-        "requests": len(requests), "robots_requests": sum(1 for r in requests if r.target == "/robots.txt"),
-        "page_requests": sum(pages.values()), "expected_urls": len(expected.fetched),
-        "missing": missing, "unexpected": unexpected, "repeated": repeated,
+        "requests": len(requests),
+        "robots_requests": sum(1 for r in requests if r.target == "/robots.txt"),
+        "page_requests": sum(pages.values()),
+        "expected_urls": len(expected.fetched),
+        "missing": missing,
+        "unexpected": unexpected,
+        "repeated": repeated,
         "robots_missing": sorted(expected.robots_ports - robots),
-        "overlaps": overlaps, "overlap_ports": sorted(overlap_ports),
-        "min_gap_ms": min_gap, "gaps_under_delay": gaps_under, "shortest_gaps": heapq.nsmallest(10, gaps),
+        "overlaps": overlaps,
+        "overlap_ports": sorted(overlap_ports),
+        "min_gap_ms": min_gap,
+        "gaps_under_delay": gaps_under,
+        "shortest_gaps": heapq.nsmallest(10, gaps),
     }
-    report["ok"] = not (missing or unexpected or repeated or report["robots_missing"] or overlaps
-                        or gaps_under)
+    report["ok"] = not (missing or unexpected or repeated or report["robots_missing"] or overlaps or gaps_under)
     return report
 
 
@@ -344,8 +371,9 @@ class ManySitesServer:
         """Plan every site and listen on one port of 127.0.0.1 for each."""
         self.plans = [site_plan(i, self.sites, self.seed) for i in range(self.sites)]
         for i in range(self.sites):
-            server = await asyncio.start_server(functools.partial(self._client, i), HOST, 0,
-                                                backlog=128, limit=MAX_HEAD_BYTES)
+            server = await asyncio.start_server(
+                functools.partial(self._client, i), HOST, 0, backlog=128, limit=MAX_HEAD_BYTES
+            )
             self._servers.append(server)
             self.ports.append(server.sockets[0].getsockname()[1])
 
@@ -372,8 +400,9 @@ class ManySitesServer:
                 try:
                     head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), IDLE_TIMEOUT_S)
                 except asyncio.LimitOverrunError:
-                    await self._respond(writer, port, "?", "?", 431, "text/plain", b"", False,
-                                        time.monotonic(), time.time())
+                    await self._respond(
+                        writer, port, "?", "?", 431, "text/plain", b"", False, time.monotonic(), time.time()
+                    )
                     return
                 except (TimeoutError, asyncio.IncompleteReadError, ConnectionError):
                     return
@@ -386,16 +415,18 @@ class ManySitesServer:
                     if sep:
                         headers[name.strip().lower()] = value.strip()
                 if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
-                    await self._respond(writer, port, "?", lines[0][:100], 400, "text/plain", b"bad request\n",
-                                        False, started, wall)
+                    await self._respond(
+                        writer, port, "?", lines[0][:100], 400, "text/plain", b"bad request\n", False, started, wall
+                    )
                     return
                 method, target, version = parts
                 tokens = {t.strip().lower() for t in headers.get("connection", "").split(",")}
                 keep = "close" not in tokens if version == "HTTP/1.1" else "keep-alive" in tokens
                 length = headers.get("content-length", "0")
                 if "transfer-encoding" in headers or not length.isdigit() or int(length) > MAX_HEAD_BYTES:
-                    await self._respond(writer, port, method, target, 400, "text/plain", b"bad body\n",
-                                        False, started, wall)
+                    await self._respond(
+                        writer, port, method, target, 400, "text/plain", b"bad body\n", False, started, wall
+                    )
                     return
                 if int(length):
                     await reader.readexactly(int(length))
@@ -408,11 +439,21 @@ class ManySitesServer:
         finally:
             writer.close()
 
-    async def _respond(self, writer, port: int, method: str, target: str, status: int, ctype: str,
-                       body: bytes, keep: bool, started: float, wall: float) -> None:
+    async def _respond(
+        self,
+        writer,
+        port: int,
+        method: str,
+        target: str,
+        status: int,
+        ctype: str,
+        body: bytes,
+        keep: bool,
+        started: float,
+        wall: float,
+    ) -> None:
         """Write one response and log it (``started``: monotonic s, ``wall``: epoch s)."""
-        head = [f"HTTP/1.1 {status} {REASONS[status]}", f"Content-Type: {ctype}",
-                f"Content-Length: {len(body)}"]
+        head = [f"HTTP/1.1 {status} {REASONS[status]}", f"Content-Type: {ctype}", f"Content-Length: {len(body)}"]
         if not keep:
             head.append("Connection: close")
         # The end is taken before write(), which sends at once what fits in the socket
@@ -481,8 +522,16 @@ async def serve(args) -> int:
     loop.add_signal_handler(signal.SIGUSR1, server.write_log)
     loop.call_later(args.max_seconds, server.stopped.set)
     await server.start()
-    _write_json(args.ports_file, {"pid": os.getpid(), "sites": args.sites, "seed": args.seed,
-                                  "robots_pad": args.robots_pad, "ports": server.ports})
+    _write_json(
+        args.ports_file,
+        {
+            "pid": os.getpid(),
+            "sites": args.sites,
+            "seed": args.seed,
+            "robots_pad": args.robots_pad,
+            "ports": server.ports,
+        },
+    )
     control = asyncio.ensure_future(_control(server)) if args.control else None
     print(f"ready {args.ports_file}", flush=True)
     await server.stopped.wait()
@@ -501,8 +550,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ports-file", required=True, help="JSON file written once listening")
     parser.add_argument("--log", required=True, help="request log, written on SIGUSR1 and on exit")
     parser.add_argument("--robots-pad", type=int, default=0, help="bytes of comments in each robots.txt")
-    parser.add_argument("--max-seconds", type=float, default=DEFAULT_MAX_SECONDS,
-                        help="stop by itself after this long (default: %(default)s)")
+    parser.add_argument(
+        "--max-seconds",
+        type=float,
+        default=DEFAULT_MAX_SECONDS,
+        help="stop by itself after this long (default: %(default)s)",
+    )
     parser.add_argument("--control", action="store_true", help="read commands on stdin (see above)")
     return asyncio.run(serve(parser.parse_args(argv)))
 
@@ -527,8 +580,15 @@ class ManySites:
     STOP_TIMEOUT_S = 10.0
     REPLY_TIMEOUT_S = 30.0
 
-    def __init__(self, sites: int, seed: int = 1, robots_pad: int = 0, folder: str | None = None,
-                 max_seconds: float = DEFAULT_MAX_SECONDS, start_timeout_s: float = 120.0) -> None:
+    def __init__(
+        self,
+        sites: int,
+        seed: int = 1,
+        robots_pad: int = 0,
+        folder: str | None = None,
+        max_seconds: float = DEFAULT_MAX_SECONDS,
+        start_timeout_s: float = 120.0,
+    ) -> None:
         self.sites, self.seed, self.robots_pad = sites, seed, robots_pad
         self.folder = folder or tempfile.mkdtemp(prefix="manysites-")
         os.makedirs(self.folder, exist_ok=True)
@@ -543,10 +603,26 @@ class ManySites:
 
     def __enter__(self) -> ManySites:
         self.proc = subprocess.Popen(
-            [sys.executable, os.path.abspath(__file__), "--sites", str(self.sites), "--seed", str(self.seed),
-             "--ports-file", self.ports_file, "--log", self.log_path, "--robots-pad", str(self.robots_pad),
-             "--max-seconds", str(self.max_seconds), "--control"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            [
+                sys.executable,
+                os.path.abspath(__file__),
+                "--sites",
+                str(self.sites),
+                "--seed",
+                str(self.seed),
+                "--ports-file",
+                self.ports_file,
+                "--log",
+                self.log_path,
+                "--robots-pad",
+                str(self.robots_pad),
+                "--max-seconds",
+                str(self.max_seconds),
+                "--control",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
         try:
             line = self._line(self.start_timeout_s)
             if line != f"ready {self.ports_file}":

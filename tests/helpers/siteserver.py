@@ -24,8 +24,16 @@ import urllib.parse
 class Route:
     """A canned response: status, headers and body (bytes or str, str sent as UTF-8)."""
 
-    def __init__(self, body=b"", status=200, headers=None, content_type="text/html; charset=utf-8",
-                 delay_s: float = 0.0, drip_s: float = 0.0, reset_after: int | None = None):
+    def __init__(
+        self,
+        body=b"",
+        status=200,
+        headers=None,
+        content_type="text/html; charset=utf-8",
+        delay_s: float = 0.0,
+        drip_s: float = 0.0,
+        reset_after: int | None = None,
+    ):
         self.body = body.encode("utf-8") if isinstance(body, str) else body
         self.status = status
         self.delay_s = delay_s  # seconds before the answer
@@ -58,8 +66,9 @@ def page(title: str, *hrefs: str, head: str = "", body: str = "") -> Route:
     """An HTML page titled ``title`` (also its ``<h1>``) with ``body``, then a list of
     links to ``hrefs``; ``head`` goes into its ``<head>``."""
     links = "".join(f'<li><a href="{h}">{h}</a></li>' for h in hrefs)
-    return Route(f"<html><head><title>{title}</title>{head}</head>"
-                 f"<body><h1>{title}</h1>{body}<ul>{links}</ul></body></html>")
+    return Route(
+        f"<html><head><title>{title}</title>{head}</head><body><h1>{title}</h1>{body}<ul>{links}</ul></body></html>"
+    )
 
 
 class _QuietServer(http.server.ThreadingHTTPServer):
@@ -120,15 +129,16 @@ class SiteServer:
                 self.send_header("Content-Length", str(len(route.body)))
                 self.end_headers()
                 if route.reset_after is not None:
-                    self.wfile.write(route.body[:route.reset_after])
+                    self.wfile.write(route.body[: route.reset_after])
                     self.wfile.flush()
-                    self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER,
-                                               struct.pack("ii", 1, 0))  # close = RST
+                    self.connection.setsockopt(
+                        socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0)
+                    )  # close = RST
                     self.close_connection = True
                     return
                 if route.drip_s:
                     for i in range(len(route.body)):
-                        self.wfile.write(route.body[i:i + 1])
+                        self.wfile.write(route.body[i : i + 1])
                         self.wfile.flush()
                         time.sleep(route.drip_s)
                     return
