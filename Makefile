@@ -41,6 +41,7 @@ test: $(STAMP)
 # ruff (config in pyproject.toml) over the code, tests and benchmarks; mypy (setup.cfg) on the package.
 lint: $(STAMP)
 	$(PY) -m ruff check crawler tests bench
+	$(PY) -m ruff format --check crawler tests bench
 	$(PY) -m mypy crawler
 
 # Benchmarks (nginx from Debian: apt-get install nginx-light). BENCH_QUICK=1: each part once.
