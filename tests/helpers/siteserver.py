@@ -4,7 +4,8 @@ It serves either a table of routes (path with query -> :class:`Route`) or a fold
 files, or both (routes first). ``hits`` counts GET requests per raw request target
 (path plus query, as the client sent it), ``times`` lists when each arrived
 (``time.monotonic()``), and ``max_concurrent`` is the most requests it was answering at
-once (a per-host politeness check).
+once (a per-host politeness check): a request counts from its arrival until just before
+its response's last byte is written, the moment after which the client may end it.
 """
 
 from __future__ import annotations
@@ -108,9 +109,19 @@ class SiteServer:
                     server.clients.add(self.client_address)
                     server.concurrent += 1
                     server.max_concurrent = max(server.max_concurrent, server.concurrent)
+                self._answering = True
                 try:
                     self._answer()
                 finally:
+                    self._answered()
+
+            def _answered(self):
+                """The request stops counting as answered at once: called (once) just
+                before the response's last byte is sent, so a client that reads the
+                whole response and then sends its next request is never seen
+                overlapping with it because this thread had not yet run on."""
+                if self._answering:
+                    self._answering = False
                     with server._lock:
                         server.concurrent -= 1
 
@@ -127,6 +138,8 @@ class SiteServer:
                 for name, value in route.headers.items():
                     self.send_header(name, value)
                 self.send_header("Content-Length", str(len(route.body)))
+                if not route.body and route.reset_after is None:
+                    self._answered()  # the headers' end is the response's end
                 self.end_headers()
                 if route.reset_after is not None:
                     self.wfile.write(route.body[: route.reset_after])
@@ -142,7 +155,9 @@ class SiteServer:
                         self.wfile.flush()
                         time.sleep(route.drip_s)
                     return
-                self.wfile.write(route.body)
+                self.wfile.write(route.body[:-1])
+                self._answered()
+                self.wfile.write(route.body[-1:])
 
         self.httpd = _QuietServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
