@@ -2,9 +2,11 @@
 
 Each is a :class:`enum.StrEnum` whose values are the strings written to disk (records,
 ``skipped.tsv``, ``edges.tsv``, ``state.sqlite``, ``summary.json``), so a member compares,
-hashes, formats and serializes as its value. The modules that use them re-export the
-members under their historical constant names (``statestore.VISITED``,
-``messages.PAGE``...). Imports nothing of the package.
+formats and serializes as its value. The modules that use them export the members'
+values, plain ``str``, under their historical constant names (``statestore.VISITED``,
+``messages.PAGE``...): those cross processes in every message and key hot dicts, where a
+member costs more (its pickle is rebuilt by an enum lookup, 2.8 us against 0.35 us for a
+str, and ``Enum.__hash__`` is a Python call). Imports nothing of the package.
 """
 
 from __future__ import annotations

@@ -28,29 +28,39 @@ def _reduce(message):
 STOP = None
 
 #: Outcomes of a task, as reported in :attr:`TaskDone.outcome`.
-PAGE, NON_HTML, REDIRECT, FAILED = Outcome.PAGE, Outcome.NON_HTML, Outcome.REDIRECT, Outcome.FAILED
+PAGE, NON_HTML, REDIRECT, FAILED = (
+    Outcome.PAGE.value,
+    Outcome.NON_HTML.value,
+    Outcome.REDIRECT.value,
+    Outcome.FAILED.value,
+)
 OUTCOMES = (PAGE, NON_HTML, REDIRECT, FAILED)
 #: Not an end state: a transient failure; nothing written, the URL stays in flight and
 #: the dispatcher schedules the next attempt (see TaskDone.retry_after_s).
-RETRY = Outcome.RETRY
+RETRY = Outcome.RETRY.value
 #: TaskDone.error of a RETRY sent without a request: the fetcher saw a Retry-After for
 #: that origin moments ago (the task was queued before the dispatcher knew). Does not
 #: use up an attempt.
 DEFERRED = "deferred: origin paused by Retry-After"
 #: The result of a robots.txt task (not a claimed URL: no record, no visited state).
-ROBOTS = Outcome.ROBOTS
+ROBOTS = Outcome.ROBOTS.value
 
 #: The result of a sitemap task (not a claimed URL either): its in-scope URLs claimed
 #: are in TaskDone.discovered, the child sitemaps of an index in TaskDone.sitemaps.
-SITEMAP = Outcome.SITEMAP
+SITEMAP = Outcome.SITEMAP.value
 
 #: FetchTask kinds. KIND_FAIL: a claimed URL held by MAX_CRASHES fetchers that died;
 #: the fetcher records it failed with CRASHED, without requesting it.
 #: KIND_ROBOTS_REDIRECT: the target ``url`` of a robots.txt redirect to another origin,
 #: fetched under that origin's politeness for the origins waiting on it (the dispatcher
 #: keeps them); ``depth`` counts the redirects so far.
-KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, KIND_FAIL = TaskKind.PAGE, TaskKind.ROBOTS, TaskKind.SITEMAP, TaskKind.FAIL
-KIND_ROBOTS_REDIRECT = TaskKind.ROBOTS_REDIRECT
+KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, KIND_FAIL = (
+    TaskKind.PAGE.value,
+    TaskKind.ROBOTS.value,
+    TaskKind.SITEMAP.value,
+    TaskKind.FAIL.value,
+)
+KIND_ROBOTS_REDIRECT = TaskKind.ROBOTS_REDIRECT.value
 MAX_CRASHES = 3
 CRASHED = f"fetcher process died while fetching it ({MAX_CRASHES} times)"
 

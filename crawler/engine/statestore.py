@@ -81,11 +81,11 @@ STATE_FILE = "state.sqlite"
 
 #: URL states (the ``state`` column).
 FRONTIER, IN_FLIGHT, VISITED, FAILED, SKIPPED = (
-    UrlState.FRONTIER,
-    UrlState.IN_FLIGHT,
-    UrlState.VISITED,
-    UrlState.FAILED,
-    UrlState.SKIPPED,
+    UrlState.FRONTIER.value,
+    UrlState.IN_FLIGHT.value,
+    UrlState.VISITED.value,
+    UrlState.FAILED.value,
+    UrlState.SKIPPED.value,
 )
 STATES = (FRONTIER, IN_FLIGHT, VISITED, FAILED, SKIPPED)
 

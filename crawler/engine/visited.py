@@ -34,12 +34,16 @@ from crawler.web.urlnorm import fingerprint
 IN_FLIGHT, VISITED, FAILED, SKIPPED = 1, 2, 3, 4
 #: State names as reported by :meth:`VisitedTable.state` and :meth:`VisitedTable.counts`.
 STATE_NAMES = {
-    IN_FLIGHT: UrlState.IN_FLIGHT,
-    VISITED: UrlState.VISITED,
-    FAILED: UrlState.FAILED,
-    SKIPPED: UrlState.SKIPPED,
+    IN_FLIGHT: UrlState.IN_FLIGHT.value,
+    VISITED: UrlState.VISITED.value,
+    FAILED: UrlState.FAILED.value,
+    SKIPPED: UrlState.SKIPPED.value,
 }
-_FINAL: dict[str, int] = {UrlState.VISITED: VISITED, UrlState.FAILED: FAILED, UrlState.SKIPPED: SKIPPED}
+_FINAL: dict[str, int] = {
+    UrlState.VISITED.value: VISITED,
+    UrlState.FAILED.value: FAILED,
+    UrlState.SKIPPED.value: SKIPPED,
+}
 
 
 class VisitedTable:

@@ -43,7 +43,7 @@ from collections.abc import Iterator, Mapping
 from crawler.vocabulary import EdgeKind
 
 #: Edge kinds written by the fetchers.
-LINK, REDIRECT = EdgeKind.LINK, EdgeKind.REDIRECT
+LINK, REDIRECT = EdgeKind.LINK.value, EdgeKind.REDIRECT.value
 
 #: Array type code of node ids and raw edge slots: unsigned, 4 bytes on every CPython
 #: platform, so a graph holds at most 2**32 - 1 URLs and edge lines (OverflowError beyond).
