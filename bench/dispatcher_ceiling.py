@@ -659,7 +659,7 @@ def main() -> int:
             args.profile,
             pages_for(args.profile),
             args.links,
-            args.per_host,
+            None if args.adaptive else args.per_host,
             args.workers[0],
             args.threads,
             profile=True,
