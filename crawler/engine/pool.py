@@ -22,6 +22,7 @@ handed back, never waited on.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import queue
 import select
@@ -213,7 +214,7 @@ class FetcherPool:
         never in a read that waits forever). The dead fetchers' pipes are closed; call
         :meth:`remove` for each."""
         messages, dead = [], []
-        events = self._poller.poll(max(0, round(timeout * 1000)))
+        events = self._poller.poll(max(0, math.ceil(timeout * 1000)))  # never wakes before the time
         while events:
             now = time.monotonic()
             for fd, _event in events:
