@@ -510,23 +510,20 @@ class StateStore:
                 earlier batches) are moved.
         """
         _check_state(state)
-        owned = self._frontier is not None
-        if state == FRONTIER:
-            if owned:
-                raise ValueError("a DiskFrontier owns the frontier rows: push to it")
-            sql = "UPDATE urls SET state = 'frontier', reason = ?, loaded = 0, seq = ? WHERE url = ?"
-        else:
-            sql = "UPDATE urls SET state = ?, reason = ?, loaded = 0 WHERE url = ?"
-            if owned:
-                sql += " AND state <> 'frontier'"
+        if state != FRONTIER:
+            self.set_states((url, state, reason) for url in urls)
+            return
+        if self._frontier is not None:
+            raise ValueError("a DiskFrontier owns the frontier rows: push to it")
+        sql = "UPDATE urls SET state = 'frontier', reason = ?, loaded = 0, seq = ? WHERE url = ?"
         batch: list[str] = []
         for url in urls:
             batch.append(url)
             if len(batch) == BATCH_ROWS:
-                self._set_batch(sql, batch, state, reason)
+                self._set_frontier_batch(sql, batch, reason)
                 batch = []
         if batch:
-            self._set_batch(sql, batch, state, reason)
+            self._set_frontier_batch(sql, batch, reason)
 
     @_translated
     def set_states(self, rows: Iterable[tuple[str, str, str | None]]) -> None:
@@ -553,18 +550,12 @@ class StateStore:
         if self._writer().executemany(sql, params).rowcount != len(params):
             self._explain_missing([url for _state, _reason, url in params])
 
-    def _set_batch(self, sql: str, urls: list[str], state: str, reason: str | None) -> None:
-        conn = self._writer()
-        params: list[tuple[str | int | None, ...]]
-        if state == FRONTIER:
-            params = []
-            for url in urls:
-                self._seq += 1
-                params.append((reason, self._seq, url))
-        else:
-            params = [(state, reason, url) for url in urls]
-        changed = conn.executemany(sql, params).rowcount
-        if changed != len(urls):
+    def _set_frontier_batch(self, sql: str, urls: list[str], reason: str | None) -> None:
+        params = []
+        for url in urls:
+            self._seq += 1
+            params.append((reason, self._seq, url))
+        if self._writer().executemany(sql, params).rowcount != len(urls):
             self._explain_missing(urls)
 
     def _explain_missing(self, urls: list[str]) -> None:
