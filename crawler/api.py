@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import itertools
 import json
 import logging
 import multiprocessing
@@ -280,15 +279,22 @@ def finish_outputs(
         except Exception:  # the table is gone: the rows are listed all the same
             log.warning("could not mark URLs lost with a fetcher as skipped")
 
-    def listed():  # every run's skips, then what this run left: streamed, never a list
-        return itertools.chain(listing.skipped_rows(), listing.unfinished_rows(), unclaimed)
-
+    # One pass over every run's skips, then what this run left, streamed (never a list):
+    # skipped.tsv, the counts by reason and by origin, and the origins not done (with URLs
+    # this run left, unless only their --max-pages-per-site was reached).
     by_reason: collections.Counter[str] = collections.Counter()
+    by_origin: collections.Counter[str] = collections.Counter()
+    busy: set[str] = set()
     with open(os.path.join(out, "skipped.tsv"), "w", encoding="utf-8") as f:
         f.write("url\tdepth\tparent\treason\n")
-        for url, depth, parent, reason in listed():
-            f.write(f"{url}\t{depth}\t{parent or ''}\t{reason}\n")
-            by_reason[reason] += 1
+        for rows, left in ((listing.skipped_rows(), False), (listing.unfinished_rows(), True), (unclaimed, False)):
+            for url, depth, parent, reason in rows:
+                f.write(f"{url}\t{depth}\t{parent or ''}\t{reason}\n")
+                by_reason[reason] += 1
+                origin = origin_of(url)
+                by_origin[origin] += 1
+                if left and reason != SITE_LIMIT:
+                    busy.add(origin)
     c = outcome.counters
     duplicates, near_duplicates = listing.duplicate_counts()
     if states is None:  # the table is lost: what the dispatcher itself saw
@@ -307,12 +313,9 @@ def finish_outputs(
             and states["failed"] == c.failed
         )
     finish_page_shards(config)
-    site_count = sites.write_sites(out, (row[0] for row in listed()), listing.robots_statuses(), config.obey_robots)
+    site_count = sites.write_sites(out, by_origin, listing.robots_statuses(), config.obey_robots)
     stored = listing.site_count()  # every run's claims
     site_count = site_count if stored is None else stored
-    # Not done: an origin with URLs this run left (waiting, in flight, due for a retry),
-    # unless only its --max-pages-per-site was reached (a resume skips them again).
-    busy = len({origin_of(url) for url, _depth, _parent, reason in listing.unfinished_rows() if reason != SITE_LIMIT})
     summary = {
         "seeds": list(config.seeds),
         "claimed": claimed,
@@ -322,7 +325,7 @@ def finish_outputs(
         "in_flight": states["in_flight"],
         "reconciled": reconciled,
         "sites": site_count,
-        "sites_done": site_count - busy,
+        "sites_done": site_count - len(busy),
         "pages": c.outcomes[PAGE],
         "non_html": c.outcomes[NON_HTML],
         "redirects": c.outcomes[REDIRECT],

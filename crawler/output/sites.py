@@ -29,7 +29,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from crawler.output.shards import iter_records, outcome_of
 from crawler.vocabulary import UrlState
@@ -84,11 +84,15 @@ class SiteCounts:
 
 def site_counts(records: Iterable[dict], skipped_urls: Iterable[str]) -> dict[str, SiteCounts]:
     """``{origin: SiteCounts}`` of the page ``records`` and the ``skipped_urls``. Pure."""
+    return _site_counts(records, collections.Counter(origin_of(url) for url in skipped_urls))
+
+
+def _site_counts(records: Iterable[dict], skipped_by_origin: Mapping[str, int]) -> dict[str, SiteCounts]:
     sites: collections.defaultdict[str, SiteCounts] = collections.defaultdict(SiteCounts)
     for record in records:
         sites[origin_of(record["url"])].add_record(record)
-    for url in skipped_urls:
-        sites[origin_of(url)].skipped += 1
+    for origin, count in skipped_by_origin.items():
+        sites[origin].skipped += count
     return dict(sites)
 
 
@@ -116,15 +120,17 @@ def site_rows(sites: dict[str, SiteCounts], robots: dict[str, str], obey_robots:
     return rows
 
 
-def write_sites(out_dir: str, skipped_urls: Iterable[str], robots: dict[str, str], obey_robots: bool = True) -> int:
+def write_sites(
+    out_dir: str, skipped_by_origin: Mapping[str, int], robots: dict[str, str], obey_robots: bool = True
+) -> int:
     """Write ``out_dir/sites.tsv`` from the page records in ``out_dir`` and
-    ``skipped_urls`` (the URLs of ``skipped.tsv``); returns the number of rows.
+    ``skipped_by_origin`` (the rows of ``skipped.tsv`` per origin); returns the number of rows.
 
     Raises:
         OSError: the file cannot be written; and what :func:`crawler.output.shards.iter_records`
             raises for a shard that cannot be read.
     """
-    rows = site_rows(site_counts(iter_records(out_dir), skipped_urls), robots, obey_robots)
+    rows = site_rows(_site_counts(iter_records(out_dir), skipped_by_origin), robots, obey_robots)
     path = os.path.join(out_dir, SITES_FILE)
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.write("\t".join(COLUMNS) + "\n")
