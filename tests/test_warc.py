@@ -50,7 +50,9 @@ def site_routes() -> dict[str, Route]:
         "/old": redirect("/new", 301),
         "/new": Route(HTML.format("New", "")),
         "/gz": Route(gzip.compress(GZIPPED, mtime=0), headers={"Content-Encoding": "gzip"}),
-        "/file.bin": Route(bytes(range(256)) * 8, content_type="application/octet-stream"),
+        # under --max-bytes (1000): a body past it is whole in the WARC only when one read
+        # happened to get all of it, so only /big is over the cap
+        "/file.bin": Route(bytes(range(256)) * 3, content_type="application/octet-stream"),
         "/big": Route(BIG),
         "/secret": Route(HTML.format("Secret", "")),
     }
