@@ -197,7 +197,7 @@ class DiskFrontier:
             seq, task = entry.window[depth][0]
             from_window = not entry.extras or (depth, seq) < entry.extras[0][:2]
         if from_window:
-            self.store.take_row(seq)
+            self.store.take_row(seq, task.url)
             bucket = entry.window[depth]
             bucket.popleft()
             if not bucket:

@@ -235,7 +235,7 @@ class StateStore:
         self._pid: int | None = None
         self._seq = 0  # highest seq given out
         self._frontier: DiskFrontier | None = None  # the DiskFrontier owning FRONTIER rows
-        self._takes: list[tuple[int]] = []  # seqs popped, not yet written IN_FLIGHT
+        self._takes: dict[str, int] = {}  # url -> seq of the rows popped, not yet written IN_FLIGHT
         self._closed = False
         try:
             conn = sqlite3.connect(path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
@@ -304,11 +304,12 @@ class StateStore:
             store.close()
 
     # -- connection ----------------------------------------------------------------
-    def _connection(self) -> sqlite3.Connection:
-        """The connection of this process, opened on first use."""
+    def _connection(self, flush: bool = True) -> sqlite3.Connection:
+        """The connection of this process, opened on first use; the pending takes are
+        written first unless ``flush`` is false (see :meth:`take_row`)."""
         if self._pid == os.getpid():
             assert self._conn is not None  # set with _pid when opened
-            if self._takes:
+            if self._takes and flush:
                 self._flush_takes(self._conn)
             return self._conn
         if self._closed:
@@ -316,7 +317,7 @@ class StateStore:
         if self._conn is not None:  # inherited through fork()
             _INHERITED.append(self._conn)
             self._frontier = None  # a frontier's window belongs to the parent
-            self._takes = []
+            self._takes = {}
         conn = sqlite3.connect(self.path, isolation_level=None, timeout=BUSY_TIMEOUT_S)
         try:
             self._configure(conn)
@@ -339,9 +340,11 @@ class StateStore:
         return conn
 
     def _flush_takes(self, conn: sqlite3.Connection) -> None:
-        """Write the rows popped since the last access as IN_FLIGHT (see :meth:`_take_row`)."""
-        self._begin(conn).executemany("UPDATE urls SET state = 'in_flight', loaded = 0 WHERE seq = ?", self._takes)
-        self._takes = []  # only once written: a failed write is tried again by the next access
+        """Write the pending takes as IN_FLIGHT (see :meth:`take_row`)."""
+        self._begin(conn).executemany(
+            "UPDATE urls SET state = 'in_flight', loaded = 0 WHERE seq = ?", [(seq,) for seq in self._takes.values()]
+        )
+        self._takes = {}  # only once written: a failed write is tried again by the next access
 
     def __getstate__(self) -> dict:
         if self._closed:
@@ -351,7 +354,7 @@ class StateStore:
     def __setstate__(self, state: dict) -> None:
         self.path = state["path"]
         self._conn = self._pid = self._frontier = None
-        self._takes = []
+        self._takes = {}
         self._seq = 0
         self._closed = False
 
@@ -367,7 +370,7 @@ class StateStore:
         now on. Costs ~0.2 ms for a few rows (no fsync, see the module docstring); once
         the WAL holds 1,000 pages (4 MiB) SQLite checkpoints inside the commit: up to
         ~25 ms (fsync of the WAL, pages copied into the main file, fsync)."""
-        conn = self._connection()
+        conn = self._connection()  # the pending takes first: in flight at a crash from now on
         if conn.in_transaction:
             conn.execute("COMMIT")
 
@@ -535,19 +538,30 @@ class StateStore:
         if self._frontier is not None:
             sql += " AND state <> 'frontier'"
         batch: list[tuple[str, str | None, str]] = []
+        popped: list[tuple[str, str | None, int]] = []  # rows of pending takes, by seq
+        takes = self._takes
         for url, state, reason in rows:
             _check_state(state)
             if state == FRONTIER:
                 raise ValueError("set_states cannot move a URL to the frontier: use set_state")
-            batch.append((state, reason, url))
+            seq = takes.pop(url, None)
+            if seq is not None:  # popped this turn: its take need not be written at all
+                popped.append((state, reason, seq))
+            else:
+                batch.append((state, reason, url))
             if len(batch) == BATCH_ROWS:
                 self._set_rows(sql, batch)
                 batch = []
+        if popped:
+            self._begin(self._connection(flush=False)).executemany(
+                "UPDATE urls SET state = ?, reason = ?, loaded = 0 WHERE seq = ?", popped
+            )
         if batch:
             self._set_rows(sql, batch)
 
     def _set_rows(self, sql: str, params: list[tuple[str, str | None, str]]) -> None:
-        if self._writer().executemany(sql, params).rowcount != len(params):
+        conn = self._begin(self._connection(flush=False))  # the URLs of pending takes are not in params
+        if conn.executemany(sql, params).rowcount != len(params):
             self._explain_missing([url for _state, _reason, url in params])
 
     def _set_frontier_batch(self, sql: str, urls: list[str], reason: str | None) -> None:
@@ -811,7 +825,7 @@ class StateStore:
     @_translated
     def push_row(self, task: FetchTask, origin: str, loaded: bool) -> int:
         """Write ``task`` as waiting (a new row, or an in-flight one put back); its seq."""
-        conn = self._writer()
+        conn = self._begin(self._connection(flush=task.url in self._takes))  # put back: its take first
         self._seq += 1
         cursor = conn.execute(
             "INSERT INTO urls (seq, url, origin, state, depth, parent, redirect_chain, request_url,"
@@ -836,10 +850,13 @@ class StateStore:
             raise ValueError(f"cannot push {task.url}: it is {self.state_of(task.url)}, not new or in flight")
         return self._seq
 
-    def take_row(self, seq: int) -> None:
-        """Mark a popped row IN_FLIGHT, written by the next access of any kind (one
-        statement for the pops of a loop turn; no read or write sees the row before)."""
-        self._takes.append((seq,))
+    def take_row(self, seq: int, url: str) -> None:
+        """Mark the popped row ``seq`` (of ``url``) IN_FLIGHT. The write waits: until
+        :meth:`commit` or any access that may read the row (one statement for the pops
+        of a loop turn, and none for a row settled first: :meth:`set_states` writes its
+        final state by seq). Nothing reads the row before, and a commit never leaves it
+        waiting, so what survives a crash is as if it had been written at once."""
+        self._takes[url] = seq
 
     @_translated
     def unload_row(self, seq: int) -> None:
