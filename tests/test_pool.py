@@ -8,21 +8,21 @@ import time
 import pytest
 
 from crawler.config import CrawlConfig
+from crawler.engine.channel import TaskChannel
 from crawler.engine.messages import KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, FetchTask
 from crawler.engine.pool import FetcherPool
 
 
 @pytest.fixture
 def pool(tmp_path):
-    """A pool of two fetchers that never read their queues (no process behind them)."""
+    """A pool of two fetchers that never read their channels (no process behind them)."""
     config = CrawlConfig(seeds=("http://127.0.0.1:1/",), out_dir=str(tmp_path), workers=2, threads=3, queue_size=4)
     pool = FetcherPool(multiprocessing.get_context("spawn"), config, table=None)
     for worker_id in (0, 1):
-        pool.task_queues[worker_id] = pool.ctx.Queue(pool.capacity)
+        pool.task_queues[worker_id] = TaskChannel(pool.ctx)
         pool.load[worker_id] = 0
     yield pool
     for tasks in pool.task_queues.values():
-        tasks.cancel_join_thread()
         tasks.close()
 
 
@@ -57,3 +57,17 @@ def test_take_back_returns_what_no_fetcher_started(pool):
         pool.put(FetchTask(url, 0), 0.0)
     assert sorted(t.url for t in pool.take_back()) == urls
     assert pool.outstanding() == 0 and pool.load == {0: 0, 1: 0}
+
+
+def test_a_task_the_pipe_cannot_take_waits_and_receive_writes_it_when_there_is_room(pool):
+    big = [FetchTask(f"http://a.test/{i}?" + "q" * 30_000, 0) for i in range(8)]  # ~240 KB: past a 64 KiB pipe
+    started = time.monotonic()
+    for task in big:
+        pool._send(0, task)
+    assert time.monotonic() - started < 0.5 and pool.task_queues[0].pending()
+    channel = pool.task_queues[0]
+    got = []
+    while len(got) < len(big):  # a reader empties the pipe; each receive() writes more
+        got.append(channel.get(timeout=5))
+        pool.receive(0.05)
+    assert got == big and not channel.pending() and not pool._out_by_fd

@@ -1,18 +1,19 @@
 """The fetcher pool: the fetcher processes, their task queues and result pipes, and the
 one capacity gate every task passes.
 
-Each fetcher has its own bounded task queue and its own result pipe (one writer, so a
-fetcher's death shows as an EOF, never as half a message waited on forever; a fetcher
-killed while waiting in ``get()`` keeps its queue's lock for ever, so a shared queue
-would hang every other fetcher, while a private one dies with its fetcher).
+Each fetcher has its own task channel (:class:`crawler.engine.channel.TaskChannel`) and
+its own result pipe (one writer, so a fetcher's death shows as an EOF, never as half a
+message waited on forever; a fetcher killed while waiting in ``get()`` keeps its
+channel's lock for ever, so a shared channel would hang every other fetcher, while a
+private one dies with its fetcher).
 
 The capacity gate: a fetcher is *given* at most ``queue_bound + threads`` tasks not yet
-reported (its :attr:`FetcherPool.load`), and its queue's ``maxsize`` is that same number.
-A task in the queue is one given and not yet taken, so the queue never holds more than
-the load, and :meth:`FetcherPool.put` (``put_nowait``) never blocks: the dispatcher's
-loop cannot wait on a fetcher while the fetcher waits on the dispatcher to read its
-results (the hang of issue 11: robots.txt tasks handed out past capacity). Page,
-robots.txt, sitemap, retried and taken-back tasks all go through :meth:`put`.
+reported (its :attr:`FetcherPool.load`); a task in its channel is one given and not yet
+taken. :meth:`FetcherPool.put` never blocks (a frame the pipe cannot take now waits in
+the channel, written when :meth:`FetcherPool.receive` sees room): the dispatcher's loop
+cannot wait on a fetcher while the fetcher waits on the dispatcher to read its results
+(the hang of issue 11: robots.txt tasks handed out past capacity). Page, robots.txt,
+sitemap, retried and taken-back tasks all go through :meth:`put`.
 
 ``concurrent.futures.process`` is the model: its executor-manager thread waits on the
 result pipe and every worker's sentinel at once, and a dead worker's work is failed or
@@ -24,13 +25,12 @@ from __future__ import annotations
 import logging
 import math
 import os
-import queue
 import select
 import time
 from multiprocessing.connection import Connection
 from multiprocessing.process import BaseProcess
-from multiprocessing.queues import Queue
 
+from crawler.engine.channel import TaskChannel
 from crawler.engine.messages import STOP, FetchTask
 from crawler.engine.worker import fetcher_main
 
@@ -69,12 +69,13 @@ class FetcherPool:
         #: tasks a fetcher may hold, given and not reported: its queue bound plus threads
         self.capacity = self.queue_bound + config.threads
         self.processes: dict[int, BaseProcess] = {}
-        self.task_queues: dict[int, Queue[FetchTask | None]] = {}  # None: STOP
+        self.task_queues: dict[int, TaskChannel] = {}  # fetcher id -> its task channel
         self.result_pipes: dict[int, Connection] = {}  # fetcher id -> read end of its pipe
         self.load: dict[int, int] = {}  # fetcher id -> tasks given and not reported
         self.heard_at: dict[int, float] = {}  # fetcher id -> monotonic time of its last message
         self._poller = select.poll()  # the result pipes' read ends, registered once
         self._by_fd: dict[int, int] = {}  # file descriptor of a result pipe -> fetcher id
+        self._out_by_fd: dict[int, int] = {}  # write end of a channel polled for room -> fetcher id
         #: (kind, url) -> (fetcher id, task, monotonic time given)
         self.owner: dict[tuple[str, str], tuple[int, FetchTask, float]] = {}
         self._next_id = 0
@@ -90,7 +91,7 @@ class FetcherPool:
         worker_id = self._next_id
         self._next_id += 1
         reader, writer = self.ctx.Pipe(duplex=False)
-        tasks = self.ctx.Queue(self.capacity)
+        tasks = TaskChannel(self.ctx)
         process = self.ctx.Process(
             target=fetcher_main,
             name=f"crawler-fetcher-{worker_id}",
@@ -151,9 +152,8 @@ class FetcherPool:
             except (EOFError, OSError):
                 pass
             reader.close()
-        tasks = self.task_queues.pop(worker_id)
-        tasks.cancel_join_thread()
-        tasks.close()
+        self._unwatch_room(worker_id)
+        self.task_queues.pop(worker_id).close()
         self.load.pop(worker_id, None)
         self.heard_at.pop(worker_id, None)
         return process, messages
@@ -183,14 +183,37 @@ class FetcherPool:
         worker_id = self.least_loaded()
         if worker_id is None:
             return False
-        try:
-            self.task_queues[worker_id].put_nowait(task)
-        except queue.Full:  # cannot happen while load bounds the queue; never wait on it
-            log.error("fetcher %d: task queue full with %d tasks given", worker_id, self.load[worker_id])
-            return False
+        self._send(worker_id, task)
         self.owner[(task.kind, task.url)] = (worker_id, task, now)
         self.load[worker_id] += 1
         return True
+
+    def _send(self, worker_id: int, task: FetchTask | None) -> None:
+        """Put ``task`` (or STOP) in the channel of ``worker_id``; while part of it waits
+        for room in the pipe, :meth:`receive` polls the pipe for it."""
+        channel = self.task_queues[worker_id]
+        channel.put(task)
+        if channel.pending() and channel.fileno() not in self._out_by_fd:
+            self._out_by_fd[channel.fileno()] = worker_id
+            self._poller.register(channel.fileno(), select.POLLOUT)
+
+    def _has_room(self, fd: int) -> None:
+        """The channel of write end ``fd`` has room: write what waits."""
+        worker_id = self._out_by_fd[fd]
+        channel = self.task_queues[worker_id]
+        try:
+            channel.flush()
+        except OSError as exc:  # cannot happen while the channel's read end is open here
+            log.error("fetcher %d: task channel broken: %s", worker_id, exc)
+            self._unwatch_room(worker_id)
+            return
+        if not channel.pending():
+            self._unwatch_room(worker_id)
+
+    def _unwatch_room(self, worker_id: int) -> None:
+        channel = self.task_queues.get(worker_id)
+        if channel is not None and self._out_by_fd.pop(channel.fileno(), None) is not None:
+            self._poller.unregister(channel.fileno())
 
     def release(self, kind: str, url: str) -> FetchTask | None:
         """A task's result arrived (or it was taken back): it no longer counts against its
@@ -218,6 +241,9 @@ class FetcherPool:
         while events:
             now = time.monotonic()
             for fd, _event in events:
+                if fd in self._out_by_fd:
+                    self._has_room(fd)
+                    continue
                 worker_id = self._by_fd.get(fd)
                 if worker_id is None:  # died earlier in this call
                     continue
@@ -245,15 +271,13 @@ class FetcherPool:
         """Warm stop: the tasks still waiting in the queues (no fetcher started them),
         released from their fetchers' load."""
         taken = []
-        for tasks in self.task_queues.values():
-            while True:
-                try:
-                    task = tasks.get(timeout=UNQUEUE_WAIT_S)
-                except queue.Empty:
-                    break
+        for worker_id, channel in self.task_queues.items():
+            for task in channel.take_back(UNQUEUE_WAIT_S):
                 assert task is not None  # STOP is put by shutdown(), after the take-back
                 self.release(task.kind, task.url)
                 taken.append(task)
+            if not channel.pending():
+                self._unwatch_room(worker_id)
         return taken
 
     def holdings(self, now: float) -> dict[int, list[tuple[str, str, float]]]:
@@ -273,15 +297,14 @@ class FetcherPool:
         the whole process group reaches only the dispatcher's warm stop)."""
         live = [p for p in self.processes.values() if p.is_alive()]
         if not cold:
-            for worker_id, process in self.processes.items():
-                if not process.is_alive():
-                    continue
-                for _ in range(self.config.threads):
-                    try:
-                        self.task_queues[worker_id].put(STOP, timeout=JOIN_TIMEOUT_S)
-                    except queue.Full:
-                        break
             deadline = time.monotonic() + JOIN_TIMEOUT_S
+            for worker_id, process in self.processes.items():
+                if process.is_alive():
+                    for _ in range(self.config.threads):
+                        self.task_queues[worker_id].put(STOP)
+            for worker_id, process in self.processes.items():
+                if process.is_alive():  # the STOPs written while its threads take them
+                    self.task_queues[worker_id].flush_until(deadline)
             for process in live:
                 process.join(max(0.0, deadline - time.monotonic()))
         for process in live:
@@ -290,8 +313,8 @@ class FetcherPool:
                     log.warning("fetcher %s did not stop; killing it", process.name)
                 process.kill()
                 process.join()
-        for tasks in self.task_queues.values():
-            tasks.close()
-            tasks.cancel_join_thread()  # every reader is gone; never wait on the feeder
+        for worker_id in list(self.task_queues):
+            self._unwatch_room(worker_id)
+            self.task_queues[worker_id].close()
         for worker_id in list(self.result_pipes):
             self._forget_pipe(worker_id).close()

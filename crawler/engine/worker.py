@@ -418,7 +418,10 @@ def _thread_loop(processor: PageProcessor, tasks, results, warc: WarcWriter | No
     client = HttpClient.from_config(processor.config, warc.write_exchange if warc else None)
     try:
         while True:
-            task = tasks.get()
+            try:
+                task = tasks.get()
+            except EOFError:  # the channel closed: the dispatcher is gone
+                return
             if task is STOP:
                 return
             try:
@@ -455,7 +458,8 @@ def fetcher_main(worker_id: int, config, tasks, results, table, dispatcher_pid: 
     Args:
         worker_id: fetcher number, names its output files.
         config: the frozen :class:`crawler.config.CrawlConfig`.
-        tasks: the bounded task queue (:class:`FetchTask` or :data:`STOP`).
+        tasks: this fetcher's :class:`crawler.engine.channel.TaskChannel`
+            (:class:`FetchTask` or :data:`STOP`).
         results: write end of this fetcher's result pipe (:class:`TaskDone` messages).
         table: proxy of the manager-hosted visited table.
         dispatcher_pid: the dispatcher's pid: this process exits at once when it is

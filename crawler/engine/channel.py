@@ -1,0 +1,150 @@
+"""A fetcher's task channel: the dispatcher's loop writes tasks, the fetcher's threads read.
+
+One pipe per fetcher, in ``multiprocessing.connection``'s framing (a 4-byte big-endian
+length, then a pickled :class:`crawler.engine.messages.FetchTask` or ``STOP``). The
+dispatcher's end is non-blocking: :meth:`TaskChannel.put` appends the frame to the
+channel's own buffer and writes what the pipe takes now; :meth:`TaskChannel.flush` writes
+the rest once the pipe has room (the pool waits for that in the same ``poll`` as for
+results). So a put never blocks and never needs a thread: ``multiprocessing.Queue`` hands
+each put to a feeder thread, whose wake-up per task cost the dispatcher more CPU than
+anything else it does per task (see docs/performance.md).
+
+The readers (the fetcher's threads, and the dispatcher's warm-stop take-back) read whole
+frames under one lock shared by the processes, as ``multiprocessing.Queue.get`` does. A
+frame written in parts (the pipe was full) is finished by the dispatcher's next flush; a
+reader meanwhile waits for it, which is the reader waiting, never the dispatcher.
+"""
+
+from __future__ import annotations
+
+import collections
+import os
+import pickle
+import queue
+import select
+import struct
+import time
+from multiprocessing import context
+
+#: Frame header: the payload's length, as ``Connection.send_bytes`` writes it.
+_HEADER = struct.Struct("!i")
+
+
+class TaskChannel:
+    """A one-way channel of tasks from the dispatcher to one fetcher.
+
+    Args:
+        ctx: the multiprocessing context (start method) of the crawl.
+
+    Only the dispatcher calls :meth:`put`, :meth:`flush`, :meth:`take_back` and
+    :meth:`close`; the fetcher's threads call :meth:`get`. Pickled for a spawned
+    fetcher, the channel carries its read end and lock only.
+    """
+
+    def __init__(self, ctx) -> None:
+        self._reader, writer = ctx.Pipe(duplex=False)
+        self._writer = writer
+        self._rlock = ctx.Lock()
+        os.set_blocking(writer.fileno(), False)
+        self._frames: collections.deque[bytes] = collections.deque()  # not (wholly) written yet
+        self._offset = 0  # bytes of _frames[0] already written
+
+    def __getstate__(self):
+        context.assert_spawning(self)  # only to a child being started
+        return self._reader, self._rlock
+
+    def __setstate__(self, state) -> None:
+        self._reader, self._rlock = state
+        self._writer = None
+        self._frames, self._offset = collections.deque(), 0
+
+    # -- the dispatcher's end ------------------------------------------------------
+    def fileno(self) -> int:
+        """The write end's file descriptor (poll it for ``POLLOUT`` while :meth:`pending`)."""
+        assert self._writer is not None  # the dispatcher's side
+        return self._writer.fileno()
+
+    def put(self, task) -> None:
+        """Send ``task`` (a FetchTask, or STOP) after every task put before; never blocks."""
+        payload = pickle.dumps(task, pickle.HIGHEST_PROTOCOL)
+        self._frames.append(_HEADER.pack(len(payload)) + payload)
+        if len(self._frames) == 1:
+            self.flush()
+
+    def pending(self) -> bool:
+        """True while some frame is not wholly written to the pipe."""
+        return bool(self._frames)
+
+    def flush(self) -> None:
+        """Write what the pipe takes now of the frames waiting, in order; never blocks.
+
+        Raises:
+            OSError: the pipe is broken (the channel was closed).
+        """
+        frames, fd = self._frames, self.fileno()
+        while frames:
+            frame = frames[0]
+            try:
+                written = os.write(fd, memoryview(frame)[self._offset :])
+            except BlockingIOError:
+                return
+            self._offset += written
+            if self._offset < len(frame):
+                return  # the pipe is full
+            frames.popleft()
+            self._offset = 0
+
+    def flush_until(self, deadline: float) -> bool:
+        """:meth:`flush`, waiting for room until ``deadline`` (monotonic seconds); True
+        if every frame is written."""
+        poller = select.poll()
+        poller.register(self.fileno(), select.POLLOUT)
+        while True:
+            self.flush()
+            left = deadline - time.monotonic()
+            if not self._frames or left <= 0:
+                return not self._frames
+            poller.poll(max(1, int(left * 1000)))
+
+    def take_back(self, wait_s: float) -> list:
+        """The tasks no fetcher thread has read yet, removed from the channel: those still
+        in this side's buffer, and those waiting in the pipe (each read waits up to
+        ``wait_s`` seconds). A frame already written in part is first finished, for
+        ``wait_s`` at most; if it cannot be, the pipe is left as it is (its tasks will be
+        fetched and reported)."""
+        start = 1 if self._offset else 0  # a frame begun belongs to the pipe
+        unsent = [self._frames.pop() for _ in range(len(self._frames) - start)][::-1]
+        taken: list = []
+        if not self._frames or self.flush_until(time.monotonic() + wait_s):
+            while True:
+                try:
+                    taken.append(self.get(wait_s))
+                except queue.Empty:
+                    break
+        return taken + [pickle.loads(memoryview(frame)[_HEADER.size :]) for frame in unsent]
+
+    def close(self) -> None:
+        """Close both ends held here (frames not written are dropped)."""
+        self._frames.clear()
+        self._reader.close()
+        if self._writer is not None:
+            self._writer.close()
+
+    # -- the fetcher's end ---------------------------------------------------------
+    def get(self, timeout: float | None = None):
+        """The next task, or STOP; waits for ever, or ``timeout`` seconds.
+
+        Raises:
+            queue.Empty: nothing came within ``timeout``.
+            EOFError: every write end is closed.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._rlock.acquire(True, timeout):
+            raise queue.Empty
+        try:
+            if deadline is not None and not self._reader.poll(max(0.0, deadline - time.monotonic())):
+                raise queue.Empty
+            data = self._reader.recv_bytes()
+        finally:
+            self._rlock.release()
+        return pickle.loads(data)
