@@ -51,46 +51,9 @@ The rule, in order:
 5. **Fall-back**: ``None`` (convert the whole page) when the extractor returns nothing,
    or text with fewer than :data:`MIN_WORDS` words while the pre-passed page has more.
 
-Why trafilatura, and why landmarks first. Measured on the real Debian docs (CPython 3.11,
-trafilatura 2.3.1, readability-lxml 0.9, lxml 6.1.3, shared 2-core machine, other work
-running: the ms are rough) with ``.venv/bin/python bench/content.py --compare [--root
-DIR]``. Reference: each page's Sphinx ``div[role=main]``. "words": share of its words
-(multiset) in the candidate's text; "blocks": share of its ``p``/``pre``/``h1-h6``/``dt``/
-``td``/``th`` found verbatim (whitespace collapsed); "dense": words on link-dense pages
-(genindex, modindex, tables of contents); "nav": share of the words outside the main
-element that survive; then code blocks, tables and headings kept in the Markdown; ms: CPU
-per page of the selection alone. "role=main removed" runs on the pages with that
-attribute deleted, so this module has no landmark and takes step 4.
-
-==================================  =====  ======  =====  =====  =========  =======  =========  ====
-python3.11-doc, 530 pages           words  blocks  dense  nav    code       tables   headings   ms
-==================================  =====  ======  =====  =====  =========  =======  =========  ====
-readability-lxml, raw page          0.712  0.686   0.234  0.009  3868/5275  176/354  3495/5415  48
-trafilatura, raw page               0.973  0.971   0.304  0.004  5275/5275  196/354  4838/5415  59
-this module                         1.000  1.000   1.000  0.000  5275/5275  354/354  5415/5415   4
-trafilatura, role=main removed      0.961  0.924   0.357  0.006  5275/5275  190/354   710/5415  65
-this module, role=main removed      0.994  0.984   0.989  0.000  5274/5275  352/354  5152/5415  62
-==================================  =====  ======  =====  =====  =========  =======  =========  ====
-
-==================================  =====  ======  =====  =====  =========  =======  =========  ====
-flask-doc, 77 pages                 words  blocks  dense  nav    code       tables   headings   ms
-==================================  =====  ======  =====  =====  =========  =======  =========  ====
-readability-lxml, raw page          0.551  0.383   0.085  0.002   399/553     2/30    373/504   16
-trafilatura, raw page               0.980  0.988   0.727  0.009   553/553     4/30    464/504   26
-this module                         1.000  1.000   1.000  0.000   553/553    30/30    504/504    1
-trafilatura, role=main removed      0.974  0.926   0.725  0.010   553/553     4/30     48/504   26
-this module, role=main removed      0.998  0.992   1.000  0.000   553/553    30/30    504/504   29
-==================================  =====  ======  =====  =====  =========  =======  =========  ====
-
-readability-lxml keeps one best-scoring block, so on long multi-section pages it keeps
-one section (0.6% of flask's ``api.html``, 0 words of some genindex pages); trafilatura
-keeps 96-98% of the words but drops link lists, most tables and, on pages without the
-landmark, most headings. So: the author's landmark when there is one (every Sphinx page:
-the reference is that same element, so the 1.000 there shows only that nothing is lost,
-not extractor quality); the link-dense guard; and for other pages trafilatura, which has
-the better recall of the two, choosing the region while html2text renders the page's own
-HTML of it: with the landmark removed, 99.4-99.8% of the words, every table but two and
-95-100% of the headings stay, and no navigation text.
+Why trafilatura, and why landmarks first: measured with ``bench/content.py --compare``
+against readability-lxml on the Debian docs (docs/performance.md, "Main-content
+extractors").
 """
 
 from __future__ import annotations
@@ -110,8 +73,7 @@ MIN_WORDS = 10
 #: Pages longer than this (characters of HTML) without a main landmark keep what the
 #: pre-pass kept instead of going to the extractor: trafilatura and the region search
 #: grow faster than the page, unbounded by any timeout, holding the fetcher process's
-#: GIL. ``bench/content.py --sizes`` (one page of ``<div><p>`` paragraphs): 0.45 s at
-#: 0.3 MB, 1.71 s at 1 MB, 0.16 s for 2 MB past the cap.
+#: GIL (``bench/content.py --sizes``, docs/performance.md: seconds at 1 MB).
 MAX_EXTRACT_CHARS = 1_000_000
 #: Share of the extractor's text an element must hold to be taken as the region (step 4).
 REGION_SHARE = 0.9

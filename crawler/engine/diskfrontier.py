@@ -55,8 +55,9 @@ class DiskFrontier:
     (~0.5 KB each) per origin with waiting tasks, plus SQLite's page cache: with many
     origins, choose a smaller window.
 
-    :meth:`pop` marks the task's row ``IN_FLIGHT`` itself (in the open transaction): the
-    task has left the frontier, and a crash from then on brings it back at the resume.
+    :meth:`pop` marks the task's row ``IN_FLIGHT`` itself (:meth:`StateStore.take_row`):
+    the task has left the frontier, and a crash after the next commit brings it back at
+    the resume.
     The dispatcher then marks it visited, failed or skipped (:meth:`StateStore.set_state`),
     or pushes it back (a retry, a task taken back at a stop: :meth:`push` accepts an
     in-flight URL, with its new fields). :meth:`drain` is pops: the rows are in flight
@@ -71,7 +72,7 @@ class DiskFrontier:
 
     Args:
         store: the state store; its waiting rows are counted per origin and depth
-            (one index scan: ~0.3 s per 1M rows), not loaded, so ``len`` and
+            (one index scan), not loaded, so ``len`` and
             :meth:`origins` are right at once. Call :meth:`StateStore.reset_for_resume`
             first to take back what was in flight.
         window: tasks per origin held in memory, at least 1.
@@ -81,10 +82,7 @@ class DiskFrontier:
         ValueError: ``window`` or ``budget`` < 1, or ``store`` already has a DiskFrontier.
         StateError: the store cannot be read.
 
-    Costs at 1M tasks, commit every 1,000 operations included: push 44 us (31 us at
-    100,000), pop 12.5 us (refills included), drain over 4 origins 16 us per task.
-    RSS: flat, 39 MiB for the whole process with 1M tasks pushed (see the module
-    docstring).
+    Memory is flat in the number of tasks (the costs are in docs/performance.md).
     """
 
     def __init__(self, store: StateStore, window: int = DEFAULT_WINDOW, budget: int = DEFAULT_BUDGET) -> None:

@@ -12,7 +12,7 @@ reported (its :attr:`FetcherPool.load`); a task in its channel is one given and 
 taken. :meth:`FetcherPool.put` never blocks (a frame the pipe cannot take now waits in
 the channel, written when :meth:`FetcherPool.receive` sees room): the dispatcher's loop
 cannot wait on a fetcher while the fetcher waits on the dispatcher to read its results
-(the hang of issue 11: robots.txt tasks handed out past capacity). Page, robots.txt,
+(robots.txt tasks once handed out past capacity hung a batch crawl that way). Page, robots.txt,
 sitemap, retried and taken-back tasks all go through :meth:`put`.
 
 ``concurrent.futures.process`` is the model: its executor-manager thread waits on the

@@ -225,8 +225,7 @@ class StateStore:
     Raises:
         StateError: ``path`` is not a state store (another SQLite file, not SQLite at
             all), is corrupt (``PRAGMA quick_check`` fails), has a newer schema, or
-            cannot be opened or created. Checking an existing file reads it whole:
-            0.9 s for 1M URLs (293 MB) in the OS page cache.
+            cannot be opened or created. Checking an existing file reads it whole.
     """
 
     def __init__(self, path: str) -> None:
@@ -367,9 +366,9 @@ class StateStore:
     @_translated
     def commit(self) -> None:
         """End the open write transaction, if any: what it wrote survives a crash from
-        now on. Costs ~0.2 ms for a few rows (no fsync, see the module docstring); once
-        the WAL holds 1,000 pages (4 MiB) SQLite checkpoints inside the commit: up to
-        ~25 ms (fsync of the WAL, pages copied into the main file, fsync)."""
+        now on. No fsync (see the module docstring), except once the WAL holds 1,000 pages
+        (4 MiB): SQLite then checkpoints inside the commit (fsync of the WAL, pages copied
+        into the main file, fsync)."""
         conn = self._connection()  # the pending takes first: in flight at a crash from now on
         if conn.in_transaction:
             conn.execute("COMMIT")
@@ -458,8 +457,8 @@ class StateStore:
     @_translated
     def add(self, tasks: Iterable[FetchTask], state: str = FRONTIER, reason: str | None = None) -> None:
         """Insert a row per task, in ``state`` (with ``reason``, e.g. a skip reason); a URL
-        already present keeps its row as is (ON CONFLICT (url) DO NOTHING). 24 us per
-        new task at 300,000 rows, commits included (random pages of the URL index).
+        already present keeps its row as is (ON CONFLICT (url) DO NOTHING). Each new URL
+        writes a random page of the URL index.
 
         Raises:
             ValueError: an unknown ``state``; a task not of kind "page" (the tasks of
@@ -503,7 +502,7 @@ class StateStore:
     def set_state(self, urls: Iterable[str], state: str, reason: str | None = None) -> None:
         """Move each URL of ``urls`` to ``state``, setting ``reason`` (None clears it).
         Moving to ``FRONTIER`` gives the row a new seq (behind the other waiting rows of
-        its depth). 8 us per URL in batches of 1,000 at 1M rows, commits included.
+        its depth). One statement per 1,000 URLs.
 
         Raises:
             ValueError: an unknown ``state``; while a :class:`DiskFrontier` is open on
@@ -641,7 +640,7 @@ class StateStore:
 
     @_translated
     def state_of(self, url: str) -> str | None:
-        """The state of ``url``, or None if it has no row. 8 us at 300,000 rows."""
+        """The state of ``url``, or None if it has no row (one lookup in the URL index)."""
         row = self._connection().execute("SELECT state FROM urls WHERE url = ?", (url,)).fetchone()
         return None if row is None else row[0]
 
@@ -660,7 +659,7 @@ class StateStore:
     @_translated
     def counts(self) -> dict[str, int]:
         """Rows per state, every state present: {"frontier": n, "in_flight": n, ...}.
-        Scans an index: 50 ms per 1M rows, so call it for a report, not every turn."""
+        Scans an index (all rows), so call it for a report, not every turn."""
         totals: dict[str, int] = dict.fromkeys(STATES, 0)
         totals.update(self._connection().execute("SELECT state, count(*) FROM urls GROUP BY state"))
         return totals
@@ -702,7 +701,7 @@ class StateStore:
 
     def urls_in(self, *states: str) -> Iterator[str]:
         """Stream the URLs in any of ``states``, ordered by seq, 1,000 rows a query (no
-        list of them in memory). 1.3 us per URL. Rows changed while iterating may be seen
+        list of them in memory). Rows changed while iterating may be seen
         in their old state, their new one, or not at all.
 
         Raises:
@@ -713,7 +712,7 @@ class StateStore:
 
     def tasks_in(self, *states: str) -> Iterator[FetchTask]:
         """Stream the tasks in any of ``states``, ordered by depth, then seq (so
-        breadth-first, as they were queued), 1,000 rows a query. 2.1 us per task.
+        breadth-first, as they were queued), 1,000 rows a query.
         Same caveat as :meth:`urls_in` about rows changed while iterating.
 
         Raises:

@@ -10,10 +10,10 @@ often, and a batch gets its speed from many origins at once.
 
 The latency fed to the rule is the median of the origin's last :data:`LATENCY_WINDOW`
 exchanges. A fetcher measures wall time, and a thread waiting for the GIL while another
-thread of its process converts a page adds its wait to the measure: on the Python docs
-served on loopback the exchanges of one busy fetcher measured 2 ms at the 10th
-percentile and 225 ms at the 90th. The median ignores such one-off spikes, and a server
-that really slows down moves it within a few exchanges.
+thread of its process converts a page adds its wait to the measure, so one busy
+fetcher's exchanges spread over two orders of magnitude (docs/performance.md). The
+median ignores such one-off spikes, and a server that really slows down moves it within
+a few exchanges.
 
 :func:`next_delay` is the whole rule; :class:`crawler.engine.politeness.Politeness` applies it
 per origin after every exchange.

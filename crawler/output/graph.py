@@ -118,7 +118,7 @@ class LinkGraph:
     A repeated (source, target) keeps its first kind and in_scope, first in the order of
     :meth:`add` calls (for :meth:`load`: the lines of the files sorted by name). Storage is
     compact (see the module docstring): per edge line, duplicates included, 9 B (two 4-byte
-    node ids and a flag byte; 9.6 B measured with the arrays' growth slack); per distinct URL
+    node ids and a flag byte) plus the arrays' growth slack; per distinct URL
     its string once plus about 80 B of dict and list slots; the index the queries share adds
     8 B per distinct edge and 20 B per node. ``add`` after a query drops the index; the next
     query rebuilds it.

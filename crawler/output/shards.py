@@ -37,11 +37,10 @@ from typing import Protocol
 
 from crawler.vocabulary import UrlState
 
-#: Default most uncompressed bytes of one page-record shard (``pages-NN-SSSSS.jsonl``).
-#: Measured with bench/shards.py on python3.11-doc records (38 KB each): about 3,500
-#: records a shard, compressed in 0.6 s (zstd, 227 MiB/s) or 5.7 s (gzip, 22 MiB/s) on 2
-#: busy cores: under the 10 s a stopping fetcher is given (pool.JOIN_TIMEOUT_S),
-#: where 256 MiB of gzip (11.5 s) is not; 100,000 such pages make about 30 shards.
+#: Default most uncompressed bytes of one page-record shard (``pages-NN-SSSSS.jsonl``):
+#: a shard this size is compressed within the 10 s a stopping fetcher is given
+#: (pool.JOIN_TIMEOUT_S) with gzip too, and twice this size is not (``bench/shards.py``,
+#: docs/performance.md).
 DEFAULT_SHARD_BYTES = 128 * 2**20
 
 #: Compressions of closed shards (``--compress``); ``None`` keeps them plain.

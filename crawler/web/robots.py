@@ -51,12 +51,9 @@ Protego behaviours worth knowing (protego 0.7, pinned by tests/test_robots.py):
   rule before any ``User-agent`` line is ignored; misspellings such as ``Dissallow``
   are accepted.
 
-Cost: :meth:`RobotsRules.allowed` takes 8.8 us of CPU per call on a 102-line
-robots.txt of 4 groups with 24 wildcard or ``$`` rules (a path no rule matches tries
-them all; 8.0 us for URLs with a query) and 0.75 us on a one-rule file; our wrapper
-adds 0.15 us. Measured with ``test_allowed_is_cheap`` (``time.process_time``, best of
-5 runs of 20,000 calls, this 2-core machine): 100,000 calls cost about a second of
-dispatcher CPU at worst. Protego picks the group once per agent name (memoized).
+Cost: :meth:`RobotsRules.allowed` tries every rule of the group on a path no rule
+matches, so it grows with the rules (figures in docs/performance.md). Protego picks the
+group once per agent name (memoized).
 """
 
 from __future__ import annotations
@@ -182,8 +179,7 @@ class RobotsRules:
 
         Pass the URL to be requested (:func:`crawler.web.urlnorm.request_url`, the query
         as written): patterns match the path and query as sent (RFC 9309 §2.2.2). The
-        group is chosen by :func:`product_token` of ``user_agent``. 1-9 us per call
-        (module docstring).
+        group is chosen by :func:`product_token` of ``user_agent``.
         """
         if self.parser is None:
             return self.state != UNREACHABLE
