@@ -6,8 +6,7 @@ import sqlite3
 
 import pytest
 
-from tests.helpers.crawlutil import run_crawl
-from tests.helpers.siteserver import Route, SiteServer
+from tests.helpers.siteserver import Route
 from tests.helpers.texts import PAGE
 
 OTHER = (
@@ -55,12 +54,11 @@ def routes() -> dict:
     }
 
 
-def test_near_and_exact_duplicates_in_one_crawl(tmp_path):
+def test_near_and_exact_duplicates_in_one_crawl(site_server, crawl_into):
     # --keep-boilerplate: the footers are converted too, so the pages differ a little
-    with SiteServer() as server:
-        server.routes.update(routes())
-        summary, records = run_crawl(tmp_path, server.url("/"), keep_boilerplate=True)
-        hits = dict(server.hits)
+    server = site_server(routes())
+    summary, records = crawl_into(server.url("/"), keep_boilerplate=True)
+    hits = dict(server.hits)
     u = server.url
     assert set(hits.values()) == {1} and len(hits) == 12  # 11 pages and robots.txt
     near = {
@@ -85,15 +83,14 @@ def test_near_and_exact_duplicates_in_one_crawl(tmp_path):
     assert (summary["pages"], summary["duplicates"], summary["near_duplicates"]) == (11, 1, 2)
 
 
-def test_by_default_pages_that_differ_only_in_chrome_are_exact_duplicates(tmp_path):
+def test_by_default_pages_that_differ_only_in_chrome_are_exact_duplicates(site_server, crawl_into):
     # the main content leaves the <footer> out: what differed there no longer does
     pages = routes()
     pages["/"] = Route(pages["/"].body.replace(b"</body>", b'<a href="/b1">b1</a><a href="/b2">b2</a></body>'))
     pages["/b1"] = html(PAGE + "\n\nLast updated on 2024-01-05 10:22:31.")  # in the text itself
     pages["/b2"] = html(PAGE + "\n\nLast updated on 2025-11-30 08:05:59.")
-    with SiteServer() as server:
-        server.routes.update(pages)
-        summary, records = run_crawl(tmp_path, server.url("/"))
+    server = site_server(pages)
+    summary, records = crawl_into(server.url("/"))
     u = server.url
     exact = {frozenset((url, r["duplicate_of"])) for url, r in records.items() if r["duplicate_of"]}
     assert exact == {frozenset((u("/t1"), u("/t2"))), frozenset((u("/f1"), u("/f2"))), frozenset((u("/e1"), u("/e2")))}
@@ -123,16 +120,15 @@ def forget_the_registry_and_a(out, url: str) -> None:
     db.close()
 
 
-def test_a_resumed_crawl_flags_pages_that_repeat_an_earlier_runs_pages(tmp_path):
+def test_a_resumed_crawl_flags_pages_that_repeat_an_earlier_runs_pages(site_server, crawl_into):
     # run 1 stops at --max-pages 2 (/ and /a); run 2 fetches /b (the same Markdown as /a)
     # and /c (/a's text with another timestamp): the registry of run 1 came back from the
     # state store
-    with SiteServer() as server:
-        server.routes.update(repeating_site())
-        first, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1, max_pages=2)
-        assert sorted(records) == [server.url("/"), server.url("/a")]
-        summary, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1)
-        hits = dict(server.hits)
+    server = site_server(repeating_site())
+    first, records = crawl_into(server.url("/"), workers=1, threads=1, max_pages=2)
+    assert sorted(records) == [server.url("/"), server.url("/a")]
+    summary, records = crawl_into(server.url("/"), workers=1, threads=1)
+    hits = dict(server.hits)
     u = server.url
     assert hits == {"/robots.txt": 2, "/": 1, "/a": 1, "/b": 1, "/c": 1}
     assert records[u("/b")]["duplicate_of"] == u("/a") and records[u("/b")]["markdown"] is None
@@ -143,34 +139,32 @@ def test_a_resumed_crawl_flags_pages_that_repeat_an_earlier_runs_pages(tmp_path)
     assert summary["urls_per_s"] == pytest.approx(2 / summary["wall_s"], rel=0.01)
 
 
-def test_a_record_the_store_never_heard_of_is_registered_on_resume(tmp_path):
+def test_a_record_the_store_never_heard_of_is_registered_on_resume(tmp_path, site_server, crawl_into):
     # /a recorded but its result never committed (a crash): resume takes it from the record
-    with SiteServer() as server:
-        server.routes.update(repeating_site())
-        run_crawl(tmp_path, server.url("/"), workers=1, threads=1, max_pages=2)
-        forget_the_registry_and_a(tmp_path / "out", server.url("/a"))
-        summary, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1)
+    server = site_server(repeating_site())
+    crawl_into(server.url("/"), workers=1, threads=1, max_pages=2)
+    forget_the_registry_and_a(tmp_path / "out", server.url("/a"))
+    summary, records = crawl_into(server.url("/"), workers=1, threads=1)
     assert records[server.url("/b")]["duplicate_of"] == server.url("/a")
     assert summary["duplicates"] == 1
 
 
-def test_a_folder_from_before_the_registry_was_stored_resumes_with_it(tmp_path):
+def test_a_folder_from_before_the_registry_was_stored_resumes_with_it(tmp_path, site_server, crawl_into):
     # found by a reviewer: records without "simhash" made the resume raise KeyError, and
     # an older folder's pages never entered the store's registry
-    with SiteServer() as server:
-        server.routes.update(repeating_site())
-        run_crawl(tmp_path, server.url("/"), workers=1, threads=1, max_pages=2)
-        out = tmp_path / "out"
-        for path in out.glob("pages-*.jsonl"):  # as an older version wrote them
-            lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-            path.write_text(
-                "".join(
-                    json.dumps({k: v for k, v in r.items() if k != "simhash"}, ensure_ascii=False) + "\n" for r in lines
-                ),
-                encoding="utf-8",
-            )
-        forget_the_registry_and_a(out, server.url("/a"))  # and one record it never heard of
-        summary, records = run_crawl(tmp_path, server.url("/"), workers=1, threads=1)
+    server = site_server(repeating_site())
+    crawl_into(server.url("/"), workers=1, threads=1, max_pages=2)
+    out = tmp_path / "out"
+    for path in out.glob("pages-*.jsonl"):  # as an older version wrote them
+        lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        path.write_text(
+            "".join(
+                json.dumps({k: v for k, v in r.items() if k != "simhash"}, ensure_ascii=False) + "\n" for r in lines
+            ),
+            encoding="utf-8",
+        )
+    forget_the_registry_and_a(out, server.url("/a"))  # and one record it never heard of
+    summary, records = crawl_into(server.url("/"), workers=1, threads=1)
     u = server.url
     assert records[u("/b")]["duplicate_of"] == u("/a")
     assert records[u("/c")]["near_duplicate_of"] == u("/a")
