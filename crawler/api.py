@@ -110,20 +110,13 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
             manager = start_manager(ctx)
             table = manager.VisitedTable(config.shards)  # type: ignore[attr-defined]  # VisitedManager.register()
             report = resume.prepare(config, store, table)
+            if report.resumed:
+                log.info("%s", report.describe(config.out_dir))
             expected = map_report.expected_urls(config) if config.mode == "crawl" else None
-            dispatcher = Dispatcher(config, ctx, table, manager, DiskFrontier(store), store, expected_urls=expected)
-            if report["resumed"]:
-                dispatcher.counters.restore(store)
-                dispatcher.display.start_at(dispatcher.counters.done)
-                log.info(
-                    "resuming the crawl in %s: %d URLs were waiting or in flight (%d of them "
-                    "recorded, %d links recovered), %d bytes of partial lines cut",
-                    config.out_dir,
-                    report["in_flight"],
-                    report["recorded_unreported"],
-                    report["links_recovered"],
-                    report["bytes_cut"],
-                )
+            frontier = DiskFrontier(store)
+            dispatcher = Dispatcher(
+                config, ctx, table, manager, frontier, store, expected_urls=expected, earlier=report.earlier
+            )
             signals.attach(dispatcher.request_stop)
             dispatcher.start()
         aborted: CrawlerError | None = None

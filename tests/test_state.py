@@ -116,6 +116,33 @@ def test_settings_round_trip_and_replace(path):
         assert store.load_settings() == {"seeds": []}
 
 
+def test_open_run_saves_a_new_crawls_settings_and_returns_a_stored_ones(tmp_path):
+    out = str(tmp_path)
+    with StateStore.open(out) as store:
+        assert store.open_run({"seeds": ["http://a.example/"]}) is None
+        assert StateStore.exists(out) is True  # committed at once
+    with StateStore.open(out) as store:
+        assert store.open_run({"seeds": ["http://b.example/"]}) == {"seeds": ["http://a.example/"]}
+        assert store.load_settings() == {"seeds": ["http://a.example/"]}  # not replaced
+
+
+def test_settle_recorded_moves_a_known_row_and_adds_an_unknown_one(store):
+    store.add([page("a"), page("b")])
+    store.set_state([page("a").url], IN_FLIGHT)
+    assert store.settle_recorded(page("a"), VISITED, "page") is False
+    assert store.settle_recorded(page("b"), FAILED, "http 404") is False  # waiting: settled too
+    assert store.settle_recorded(page("c", depth=2), VISITED, "redirect") is True  # never had a row
+    assert [(store.state_of(page(n).url), store.reason_of(page(n).url)) for n in "abc"] == [
+        (VISITED, "page"),
+        (FAILED, "http 404"),
+        (VISITED, "redirect"),
+    ]
+    assert [t.depth for t in store.tasks_in(VISITED) if t.url == page("c").url] == [2]
+    with pytest.raises(ValueError, match="final state"):
+        store.settle_recorded(page("d"), IN_FLIGHT, None)
+    assert store.earlier_outcomes() == ({"page": 1, "redirect": 1}, {"http 404": 1})
+
+
 def test_settings_must_be_json(store):
     with pytest.raises(TypeError):
         store.save_settings({"when": object()})

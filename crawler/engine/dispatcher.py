@@ -61,6 +61,7 @@ import logging
 import random
 import time
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from crawler.engine.discovery import Discovery
 from crawler.engine.frontier import MemoryFrontier
@@ -102,6 +103,9 @@ from crawler.web.robots import ROBOTS_MAX_REDIRECTS
 from crawler.web.traps import guard_reason
 from crawler.web.urlnorm import origin_of
 
+if TYPE_CHECKING:
+    from crawler.engine.resume import EarlierRuns
+
 log = logging.getLogger("crawler")
 
 #: Seconds a blocking wait on the result pipes lasts at most before checking that the
@@ -134,10 +138,21 @@ class Dispatcher:
         expected_urls: URLs the crawl is expected to finish (from a map:
             :func:`crawler.output.map_report.expected_urls`), the progress display's total;
             None: ``config.max_pages`` (or no total).
+        earlier: what the earlier runs of a resumed crawl finished
+            (:attr:`crawler.engine.resume.ResumeReport.earlier`): the counters, the
+            progress display and ``--max-pages-per-site`` start from it.
     """
 
     def __init__(
-        self, config, ctx, table, manager=None, frontier=None, store=None, expected_urls: int | None = None
+        self,
+        config,
+        ctx,
+        table,
+        manager=None,
+        frontier=None,
+        store=None,
+        expected_urls: int | None = None,
+        earlier: EarlierRuns | None = None,
     ) -> None:
         self.config = config
         self.ctx = ctx
@@ -203,8 +218,10 @@ class Dispatcher:
             config.progress, config.max_pages if expected_urls is None else expected_urls, config.progress_interval_s
         )
         self._next_progress = self._started_at + self.display.interval_s
-        if store is not None and config.max_pages_per_site is not None:
-            self._restore_site_counts()
+        if earlier is not None:
+            self.counters.restore(earlier.visited_by_outcome, earlier.failed_by_reason)
+            self.display.start_at(self.counters.done)
+            self.scheduler.per_site.update(earlier.pages_per_origin)
 
     @property
     def robots_fetches(self) -> int:
@@ -258,13 +275,6 @@ class Dispatcher:
         """Warm stop: dispatch nothing more; the loop ends when in-flight work is done."""
         if self.stop_reason is None:
             self.stop_reason = reason
-
-    def _restore_site_counts(self) -> None:
-        """A resume: the URLs of each origin recorded by earlier runs count against
-        --max-pages-per-site, so the limit holds over the whole crawl."""
-        for url in self.store.urls_in(VISITED_STATE, FAILED_STATE):
-            origin = origin_of(url)
-            self.scheduler.per_site[origin] = self.scheduler.per_site.get(origin, 0) + 1
 
     # -- the loop ------------------------------------------------------------------
     def _loop(self) -> None:

@@ -1,4 +1,10 @@
-"""Resuming a crawl from its output folder after a stop, a crash or a reboot.
+"""The start of every run of a crawl, and resuming it from its output folder after a
+stop, a crash or a reboot. This module owns the resume: :func:`remove_outputs` for
+``--restart``, :func:`prepare` for every run, new or resumed, and the
+:class:`ResumeReport` the dispatcher starts from. It talks to the state store through
+the store's resume API (:meth:`~crawler.engine.statestore.StateStore.open_run`,
+``reset_for_resume``, ``settle_recorded``, ``earlier_outcomes``, ``urls_in``,
+``contents``).
 
 The state store (:mod:`crawler.engine.statestore`) is committed by the dispatcher several times a
 second; the page records are written by the fetchers before they report. So after a
@@ -22,11 +28,14 @@ that gap before the crawl goes on:
 4. the visited table is rebuilt from the store: every URL claimed, the finished ones
    marked, so no visited page is fetched again; and its content registry gets the
    earlier runs' pages back, so a page of this run that repeats one of theirs is
-   flagged (``duplicate_of``, ``near_duplicate_of``) as within one run.
+   flagged (``duplicate_of``, ``near_duplicate_of``) as within one run;
+5. what the earlier runs finished is counted for the dispatcher (:class:`EarlierRuns`):
+   the summary's counts and ``--max-pages-per-site`` hold over the whole crawl.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import glob
 import json
 import os
@@ -57,6 +66,7 @@ from crawler.output.shards import (
 )
 from crawler.output.warc import OPEN_SUFFIX, WARC_GLOB, seal_open_files
 from crawler.web.traps import guard_reason
+from crawler.web.urlnorm import origin_of
 
 #: Settings a resumed crawl must share with the stored one.
 UNSAFE_TO_CHANGE = ("seeds", "allow_domains", "include", "exclude")
@@ -83,6 +93,51 @@ OUTPUT_PATTERNS = (
     SITE_DIR + "/",
 )  # the mirror: only the files its index lists
 _URL_PREFIX = '{"url": "'
+
+
+@dataclasses.dataclass(frozen=True)
+class EarlierRuns:
+    """What the earlier runs of a resumed crawl finished.
+
+    Attributes:
+        visited_by_outcome: visited URLs by outcome (``None``: a page).
+        failed_by_reason: failed URLs by reason.
+        pages_per_origin: visited and failed URLs per origin, counted only with
+            ``--max-pages-per-site`` (else empty: it streams every URL).
+    """
+
+    visited_by_outcome: dict[str | None, int]
+    failed_by_reason: dict[str | None, int]
+    pages_per_origin: dict[str, int]
+
+
+@dataclasses.dataclass(frozen=True)
+class ResumeReport:
+    """What :func:`prepare` found and did.
+
+    Attributes:
+        resumed: the folder held a crawl (else a new one was started).
+        in_flight: URLs in flight at the stop, back in the frontier or settled.
+        recorded_unreported: of those, the ones whose record was on disk (settled).
+        links_recovered: links of those records put in the frontier.
+        bytes_cut: bytes of partial lines and records cut from the outputs.
+        earlier: what the earlier runs finished; None for a new crawl.
+    """
+
+    resumed: bool
+    in_flight: int = 0
+    recorded_unreported: int = 0
+    links_recovered: int = 0
+    bytes_cut: int = 0
+    earlier: EarlierRuns | None = None
+
+    def describe(self, out_dir: str) -> str:
+        """The one log line of a resume."""
+        return (
+            f"resuming the crawl in {out_dir}: {self.in_flight} URLs were waiting or in flight "
+            f"({self.recorded_unreported} of them recorded, {self.links_recovered} links recovered), "
+            f"{self.bytes_cut} bytes of partial lines cut"
+        )
 
 
 def check_settings(stored: dict, config) -> None:
@@ -115,67 +170,57 @@ def remove_outputs(out_dir: str) -> None:
             os.remove(path)
 
 
-def prepare(config, store: StateStore, table) -> dict:
-    """Bring the output folder and ``table`` in line with ``store`` (see the module
-    docstring). Call before the frontier is opened on ``store``.
+def prepare(config, store: StateStore, table) -> ResumeReport:
+    """Start a run: a new crawl stores its settings; a resumed one brings the output
+    folder and ``table`` in line with ``store`` (see the module docstring). Call before
+    the frontier is opened on ``store``.
 
-    Returns:
-        ``{"resumed": bool, "in_flight": n, "recorded_unreported": n, "links_recovered": n,
-        "bytes_cut": n}``.
+    Raises:
+        ConfigError: the folder holds a crawl with other seeds or scope.
+        StateError: the store cannot be read or written.
     """
     out = config.out_dir
-    stored = store.load_settings()
-    report = {
-        "resumed": stored is not None,
-        "in_flight": 0,
-        "recorded_unreported": 0,
-        "links_recovered": 0,
-        "bytes_cut": 0,
-    }
+    stored = store.open_run(config.resume_settings())
     if stored is None:
-        store.save_settings(config.resume_settings())
-        store.commit()
-        return report
+        return ResumeReport(resumed=False)
     check_settings(stored, config)
-    report["bytes_cut"] = settle(out)
+    bytes_cut = settle(out)
     for path in sorted(glob.glob(os.path.join(out, "edges-*.tsv"))):
-        report["bytes_cut"] += cut_partial_line(path)
-    report["bytes_cut"] += seal_open_files(out)[1]  # WARC files of processes that died
-    report["in_flight"] = store.reset_for_resume()
+        bytes_cut += cut_partial_line(path)
+    bytes_cut += seal_open_files(out)[1]  # WARC files of processes that died
+    in_flight = store.reset_for_resume()
     _backfill_contents(store, out)  # before the recovered records add theirs
     recovered = _records_not_in_store(store, out)
-    report["recorded_unreported"] = len(recovered)
-    report["links_recovered"] = _recover_links(config, store, recovered)
+    links = _recover_links(config, store, recovered)
     store.commit()
     _rebuild_table(store, table)
     _rebuild_contents(store, table)
-    return report
+    return ResumeReport(True, in_flight, len(recovered), links, bytes_cut, _earlier_runs(config, store))
+
+
+def _earlier_runs(config, store: StateStore) -> EarlierRuns:
+    visited, failed = store.earlier_outcomes()
+    per_origin: dict[str, int] = {}
+    if config.max_pages_per_site is not None:
+        for url in store.urls_in(VISITED, FAILED):
+            origin = origin_of(url)
+            per_origin[origin] = per_origin.get(origin, 0) + 1
+    return EarlierRuns(visited, failed, per_origin)
 
 
 def _records_not_in_store(store: StateStore, out: str) -> dict[str, dict]:
-    """Records on disk whose URL the store still has waiting: mark them finished and
-    return them by URL."""
+    """Records on disk whose URL the store still has waiting (or never had): mark them
+    finished and return them by URL."""
     found: dict[str, dict] = {}
-    known: set[str] = set()  # of those, the ones with a row
     for line in iter_lines(out):  # parsed only when needed: most are in the store
         if not line.startswith(_URL_PREFIX):
             continue
         url = line[len(_URL_PREFIX) : line.index('"', len(_URL_PREFIX))]
-        state = store.state_of(url)
-        if state not in (VISITED, FAILED):
+        if store.state_of(url) not in (VISITED, FAILED):
             found[url] = json.loads(line)
-            if state is not None:
-                known.add(url)
     for url, record in found.items():
-        state, reason = outcome_of(record)
-        if url not in known:  # dispatched after the last commit: no row yet
-            store.add(
-                [FetchTask(url, record["depth"], record.get("parent"), tuple(record.get("redirect_chain") or ()))],
-                state,
-                reason,
-            )
-        else:
-            store.set_state([url], state, reason)
+        task = FetchTask(url, record["depth"], record.get("parent"), tuple(record.get("redirect_chain") or ()))
+        store.settle_recorded(task, *outcome_of(record))
         _add_content(store, record)
     return found
 

@@ -33,11 +33,12 @@ SQLite checkpoints the WAL into the main file inside a commit once it holds 1,00
 (4 MiB); the ``-wal`` file is cut back to 64 MiB after a checkpoint and removed by the
 last close.
 
-Use in the dispatcher. A new crawl: ``StateStore.open(out)``, ``save_settings``,
-``DiskFrontier(store)``, push the seeds, ``commit``. A resume (``StateStore.exists(out)``):
-open, compare ``load_settings()`` with the new settings, ``reset_for_resume()``, claim
-every URL of the store again in the visited table (``urls_in(*STATES)``; mark the
-visited, failed and skipped ones), then ``DiskFrontier(store)``. In the loop: ``pop``
+Use. :func:`crawler.engine.resume.prepare` owns the start of every run, new or resumed,
+through the resume's part of this API: ``open_run(settings)`` (the stored settings, or
+None for a new crawl), ``reset_for_resume()``, ``settle_recorded(task, state, reason)``
+for a page whose record is on disk, ``earlier_outcomes()``, and the streams
+``urls_in(*states)`` and ``contents()`` to rebuild the visited table. Then
+``DiskFrontier(store)``. In the dispatcher's loop: ``pop``
 (the row is in flight), then ``set_state([url], VISITED | FAILED | SKIPPED, reason)`` for
 the outcome; a discovered URL skipped by a guard before any push: ``add([task], SKIPPED,
 reason)``; a retry waiting its turn: ``update_task(retry, IN_FLIGHT)``, then ``push(retry)``
@@ -392,6 +393,38 @@ class StateStore:
             self._conn = None
             self._pid = None
             self._closed = True
+
+    # -- the start of a run: what crawler.engine.resume uses ----------------------------
+    def open_run(self, settings: dict) -> dict | None:
+        """The settings of the crawl this store holds, or None for a new crawl: then
+        ``settings`` are saved and committed (see :meth:`save_settings`)."""
+        stored = self.load_settings()
+        if stored is None:
+            self.save_settings(settings)
+            self.commit()
+        return stored
+
+    @_translated
+    def settle_recorded(self, task: FetchTask, state: str, reason: str | None) -> bool:
+        """A page whose record is on disk while its row is not final: move its row to
+        ``state`` (visited or failed) with ``reason``, or add it so if the store never
+        had it (dispatched after the last commit). True if the row is new.
+
+        Raises:
+            ValueError: ``state`` is not a final state, or ``task`` is not a page.
+        """
+        if state not in (VISITED, FAILED, SKIPPED):
+            raise ValueError(f"settle_recorded takes a final state, not {state!r}")
+        if self.state_of(task.url) is None:
+            self.add([task], state, reason)
+            return True
+        self.set_states([(task.url, state, reason)])
+        return False
+
+    def earlier_outcomes(self) -> tuple[dict[str | None, int], dict[str | None, int]]:
+        """What earlier runs finished: visited URLs by outcome and failed ones by reason
+        (the counters of a resumed crawl start from them)."""
+        return self.reason_counts(VISITED), self.reason_counts(FAILED)
 
     # -- settings ------------------------------------------------------------------
     @_translated

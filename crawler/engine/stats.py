@@ -89,16 +89,13 @@ class CrawlCounters:
         if done.outcome == FAILED:
             self.failed_by_reason[done.error or "unknown"] += 1
 
-    def restore(self, store) -> None:
-        """Start from the counts of a resumed crawl's :class:`crawler.engine.statestore.StateStore`:
-        visited URLs by outcome, failed ones by reason (duplicates and body bytes of the
-        earlier runs are not kept there)."""
-        from crawler.engine.statestore import FAILED as FAILED_STATE
-        from crawler.engine.statestore import VISITED as VISITED_STATE
-
-        for outcome, count in store.reason_counts(VISITED_STATE).items():
+    def restore(self, visited_by_outcome: dict[str | None, int], failed_by_reason: dict[str | None, int]) -> None:
+        """Start from what the earlier runs of a resumed crawl finished: visited URLs by
+        outcome, failed ones by reason (:class:`crawler.engine.resume.EarlierRuns`;
+        duplicates and body bytes of the earlier runs are not kept)."""
+        for outcome, count in visited_by_outcome.items():
             self.outcomes[outcome or PAGE] += count
-        for reason, count in store.reason_counts(FAILED_STATE).items():
+        for reason, count in failed_by_reason.items():
             self.outcomes[FAILED] += count
             self.failed_by_reason[reason or "unknown"] += count
         self.earlier = collections.Counter(self.outcomes)
