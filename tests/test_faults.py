@@ -10,7 +10,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 
@@ -18,7 +17,7 @@ import psutil
 import pytest
 
 from crawler.engine.statestore import StateStore
-from tests.helpers.crawlutil import read_records
+from tests.helpers.crawlutil import crawl_command, read_records
 from tests.helpers.siteserver import Route, SiteServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -51,7 +50,7 @@ class SlowSite(SiteServer):
 
 def start_crawl(site: SiteServer, out, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-m", "crawler", site.url("/0"), "--out", str(out), "--workers", "2", "--threads", "2", *args],
+        crawl_command(site.url("/0"), out, *args),
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -172,19 +171,7 @@ def test_a_group_signal_while_children_start(tmp_path, start_method, signum):
     out = tmp_path / "out"
     with SlowSite(50, 0.05, hits_wanted=10**6) as site:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "crawler",
-                site.url("/0"),
-                "--out",
-                str(out),
-                "--workers",
-                "2",
-                "--quiet",
-                "--start-method",
-                start_method,
-            ],
+            crawl_command(site.url("/0"), out, "--quiet", "--start-method", start_method, threads=None),
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -207,19 +194,7 @@ def test_sigterm_to_the_whole_process_group_is_a_warm_stop(tmp_path):
     out = tmp_path / "out"
     with SlowSite(200, 0.1, hits_wanted=8) as site:
         proc = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "crawler",
-                site.url("/0"),
-                "--out",
-                str(out),
-                "--workers",
-                "2",
-                "--threads",
-                "2",
-                "--quiet",
-            ],
+            crawl_command(site.url("/0"), out, "--quiet"),
             cwd=ROOT,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

@@ -22,7 +22,7 @@ import psutil
 import pytest
 
 from crawler.engine.lifeline import PARENT_DIED_EXIT_CODE, POLL_INTERVAL_S, wait_for_exit
-from tests.helpers.crawlutil import read_records
+from tests.helpers.crawlutil import crawl_command, read_records
 from tests.helpers.siteserver import Route, SiteServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -235,22 +235,8 @@ class SlowSite(SiteServer):
 CHILDREN = {"fork": 3, "spawn": 4, "forkserver": 5}
 
 
-def crawl_command(site: SiteServer, out, start_method: str) -> list[str]:
-    return [
-        sys.executable,
-        "-m",
-        "crawler",
-        site.url("/0"),
-        "--out",
-        str(out),
-        "--workers",
-        "2",
-        "--threads",
-        "2",
-        "--quiet",
-        "--start-method",
-        start_method,
-    ]
+def lifeline_command(site: SiteServer, out, start_method: str) -> list[str]:
+    return crawl_command(site.url("/0"), out, "--quiet", "--start-method", start_method)
 
 
 @pytest.mark.timeout(180)
@@ -258,7 +244,7 @@ def crawl_command(site: SiteServer, out, start_method: str) -> list[str]:
 def test_sigkill_of_the_dispatcher_ends_every_child_and_the_next_run_resumes(tmp_path, start_method):
     out = tmp_path / "out"
     with SlowSite(wanted=16) as site:
-        command = crawl_command(site, out, start_method)
+        command = lifeline_command(site, out, start_method)
         first = subprocess.Popen(
             command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
         )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 
 from crawler.api import crawl
 from crawler.config import CrawlConfig
@@ -26,6 +27,15 @@ def read_edges(out_dir: str) -> set[tuple[str, str, str, str]]:
         header, *rows = f.read().splitlines()
     assert header == "source\ttarget\tkind\tin_scope"
     return {tuple(row.split("\t")) for row in rows}
+
+
+def crawl_command(url: str, out, *args: str, workers: int = 2, threads: int | None = 2) -> list[str]:
+    """The command line of ``python -m crawler url --out out`` with ``workers`` fetchers
+    of ``threads`` threads (None: the default) and ``args`` after them."""
+    command = [sys.executable, "-m", "crawler", url, "--out", str(out), "--workers", str(workers)]
+    if threads is not None:
+        command += ["--threads", str(threads)]
+    return command + list(args)
 
 
 def run_crawl(tmp_path, seed: str, **settings) -> tuple[dict, dict[str, dict]]:

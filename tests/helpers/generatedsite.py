@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import threading
 import time
 
+from tests.helpers.crawlutil import crawl_command
 from tests.helpers.siteserver import Route, SiteServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -43,21 +43,7 @@ class GeneratedSite(SiteServer):
 
 def start(site: SiteServer, out, *args: str) -> subprocess.Popen:
     return subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "crawler",
-            site.url("/0"),
-            "--out",
-            str(out),
-            "--workers",
-            "2",
-            "--threads",
-            "2",
-            "--progress-interval",
-            "0.2",
-            *args,
-        ],
+        crawl_command(site.url("/0"), out, "--progress-interval", "0.2", *args),
         cwd=ROOT,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
