@@ -82,6 +82,8 @@ import psutil
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+import rounds  # noqa: E402  # bench/rounds.py, beside this script
+
 import crawler.engine.pool  # noqa: E402
 from crawler.api import finish_outputs  # noqa: E402
 from crawler.config import CrawlConfig  # noqa: E402
@@ -536,40 +538,22 @@ def spawn_case(case: dict) -> dict:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def _range(values) -> str:
-    lo, hi = min(values), max(values)
-    return f"{lo:g}" if lo == hi else f"{lo:g}-{hi:g}"
+FIELDS = (
+    "tasks",
+    "dispatcher_cpu_ms_per_task",
+    "dispatcher_ceiling_tasks_per_s",
+    "tasks_per_s",
+    "dispatcher_cpu_ms_per_page",
+    "dispatcher_ceiling_pages_per_s",
+    "manager_cpu_ms_per_task",
+    "stubs_cpu_ms_per_task",
+    "messages_per_turn",
+    "peak_rss_mib",
+)
 
 
 def summarize(runs: list[dict]) -> list[dict]:
-    keys = ["origins", "per_host", "exchanged", "workers"]
-    groups: dict = {}
-    for run in runs:
-        groups.setdefault(tuple(run[k] for k in keys), []).append(run)
-    rows = []
-    for key, group in groups.items():
-        row = dict(zip(keys, key))
-        row["rounds"] = len(group)
-        for field in (
-            "tasks",
-            "dispatcher_cpu_ms_per_task",
-            "dispatcher_ceiling_tasks_per_s",
-            "tasks_per_s",
-            "dispatcher_cpu_ms_per_page",
-            "dispatcher_ceiling_pages_per_s",
-            "manager_cpu_ms_per_task",
-            "stubs_cpu_ms_per_task",
-            "messages_per_turn",
-            "peak_rss_mib",
-        ):
-            values = [r[field] for r in group]
-            row[field] = {"min": min(values), "max": max(values)}
-        row["load_1min"] = {
-            "min": min(r["load_before"][0] for r in group),
-            "max": max(r["load_after"][0] for r in group),
-        }
-        rows.append(row)
-    return rows
+    return rounds.summarize(runs, ["origins", "per_host", "exchanged", "workers"], FIELDS)
 
 
 def print_table(rows: list[dict]) -> None:
@@ -612,7 +596,7 @@ def print_table(rows: list[dict]) -> None:
             "peak_rss_mib",
             "load_1min",
         ):
-            cells.append(_range([r[field]["min"], r[field]["max"]]))
+            cells.append(rounds.span([r[field]["min"], r[field]["max"]]))
         print("| " + " | ".join(cells) + " |")
 
 

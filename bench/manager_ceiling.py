@@ -55,6 +55,8 @@ import psutil
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
 
+import rounds  # noqa: E402  # bench/rounds.py, beside this script
+
 from crawler.engine.visited import start_manager  # noqa: E402
 
 RESULTS = os.path.join(HERE, "results")
@@ -156,11 +158,6 @@ def measure(ctx, clients: int, origins: int, mode: str, new: int, seen: int, dur
     }
 
 
-def _range(values) -> str:
-    lo, hi = min(values), max(values)
-    return f"{lo:g}" if lo == hi else f"{lo:g}-{hi:g}"
-
-
 FIELDS = (
     "calls_per_s",
     "claims_per_s",
@@ -172,30 +169,7 @@ FIELDS = (
 
 
 def summarize(runs: list[dict]) -> list[dict]:
-    groups: dict = {}
-    for run in runs:
-        groups.setdefault(
-            (run["part"], run["mode"], run["origins"], run["clients"], run["new"], run["seen"]), []
-        ).append(run)
-    rows = []
-    for (part, mode, origins, clients, new, seen), group in groups.items():
-        row = {
-            "part": part,
-            "mode": mode,
-            "origins": origins,
-            "clients": clients,
-            "new": new,
-            "seen": seen,
-            "rounds": len(group),
-        }
-        for field in FIELDS:
-            row[field] = {"min": min(r[field] for r in group), "max": max(r[field] for r in group)}
-        row["load_1min"] = {
-            "min": min(r["load_before"][0] for r in group),
-            "max": max(r["load_after"][0] for r in group),
-        }
-        rows.append(row)
-    return rows
+    return rounds.summarize(runs, ["part", "mode", "origins", "clients", "new", "seen"], FIELDS)
 
 
 def print_table(rows: list[dict]) -> None:
@@ -217,7 +191,7 @@ def print_table(rows: list[dict]) -> None:
     print("|" + "---|" * len(head))
     for r in rows:
         cells = [r["part"], r["mode"], f"{r['origins']:,}", str(r["clients"]), f"{r['new']}:{r['seen']}"]
-        cells += [_range([r[f]["min"], r[f]["max"]]) for f in FIELDS + ("load_1min",)]
+        cells += [rounds.span([r[f]["min"], r[f]["max"]]) for f in FIELDS + ("load_1min",)]
         print("| " + " | ".join(cells) + " |")
 
 
