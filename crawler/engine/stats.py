@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import collections
 import os
+from typing import TYPE_CHECKING
 
 import psutil
 
-from crawler.engine.messages import FAILED, NON_HTML, PAGE, REDIRECT
+from crawler.engine.messages import FAILED, NON_HTML, PAGE, REDIRECT, TaskDone
+
+if TYPE_CHECKING:  # imported where used, in restore()
+    from crawler.engine.statestore import StateStore
 
 
 class ProcessTreeMonitor:
@@ -80,7 +84,7 @@ class CrawlCounters:
         self.duplicates = 0
         self.near_duplicates = 0
 
-    def add(self, done) -> None:
+    def add(self, done: TaskDone) -> None:
         """Count one finished task."""
         self.outcomes[done.outcome] += 1
         self.duplicates += done.duplicate
@@ -89,7 +93,7 @@ class CrawlCounters:
         if done.outcome == FAILED:
             self.failed_by_reason[done.error or "unknown"] += 1
 
-    def restore(self, store) -> None:
+    def restore(self, store: StateStore) -> None:
         """Start from the counts of a resumed crawl's :class:`crawler.engine.statestore.StateStore`:
         visited URLs by outcome, failed ones by reason (duplicates and body bytes of the
         earlier runs are not kept there)."""
