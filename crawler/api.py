@@ -37,7 +37,7 @@ from crawler.engine.outcome import CrawlOutcome
 from crawler.engine.scheduler import SITE_LIMIT
 from crawler.engine.signals import StopOnSignal, signals_deferred
 from crawler.engine.statestore import StateStore
-from crawler.engine.visited import start_manager
+from crawler.engine.visited import VisitedProxy, start_manager
 from crawler.errors import Aborted, CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
 from crawler.output import map_report, mirror, sites, warc
 from crawler.output.graph import LinkGraph, write_tree
@@ -191,7 +191,11 @@ LOST_WITH_FETCHER = "claimed by a fetcher that died before reporting it"
 
 
 def never_claimed(
-    config: CrawlConfig, graph: LinkGraph, tree, is_listed: Callable[[str], bool], reason: str = NEVER_CLAIMED
+    config: CrawlConfig,
+    graph: LinkGraph,
+    tree: list[tuple[int, str]],
+    is_listed: Callable[[str], bool],
+    reason: str = NEVER_CLAIMED,
 ) -> list:
     """After an abort: in-scope link targets of recorded pages that are neither recorded
     nor listed as skipped (the visited table failed before their claim, or the fetcher
@@ -231,7 +235,7 @@ def finish_page_shards(config: CrawlConfig) -> dict:
 def finish_outputs(
     config: CrawlConfig,
     outcome: CrawlOutcome,
-    table,
+    table: VisitedProxy,
     states: dict | None,
     wall_s: float,
     aborted: CrawlerError | None = None,

@@ -16,6 +16,8 @@ import logging
 import math
 import os
 import sys
+from collections.abc import Callable, Sequence
+from typing import NoReturn, TypeVar
 
 from crawler import __version__
 from crawler.config import (
@@ -35,11 +37,13 @@ from crawler.seeds import combine, read_seed_file, seed_url
 
 EXIT_OK, EXIT_ERROR = 0, 2
 
+_N = TypeVar("_N", int, float)
 
-def _number(convert, minimum, inclusive: bool, noun: str):
+
+def _number(convert: Callable[[str], _N], minimum: _N, inclusive: bool, noun: str) -> Callable[[str], _N]:
     """An argparse ``type`` that converts with ``convert`` and checks the lower bound."""
 
-    def parse(text: str):
+    def parse(text: str) -> _N:
         try:
             value = convert(text)
         except ValueError:
@@ -63,7 +67,7 @@ _non_negative_float = _number(float, 0.0, True, "a number")
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose usage errors are one line: ``crawler: error: ...``, exit 2."""
 
-    def error(self, message: str):
+    def error(self, message: str) -> NoReturn:
         self.exit(EXIT_ERROR, f"crawler: error: {message} (see --help)\n")
 
 
@@ -359,7 +363,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
     ).validated()
 
 
-def main(argv=None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit code."""
     # Installed first and never removed: a signal while the modules load, during the
     # crawl or after it is always a warm stop, then an abort; never a traceback.
@@ -375,7 +379,7 @@ def main(argv=None) -> int:
         return EXIT_OK
 
 
-def _main(argv, signals: StopOnSignal) -> int:
+def _main(argv: Sequence[str] | None, signals: StopOnSignal) -> int:
     from crawler.api import crawl  # imported here so --help stays fast
     from crawler.engine.progress import summary_table
 

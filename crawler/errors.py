@@ -5,6 +5,8 @@ one boundary each: :mod:`crawler.web.fetch` for HTTP, :mod:`crawler.api` for the
 The command line turns any :class:`CrawlerError` into a one-line message and exit code 2.
 """
 
+from typing import Any
+
 
 class CrawlerError(Exception):
     """Base of every error this package raises on purpose."""
@@ -58,6 +60,7 @@ class RecordWritten(Exception):
     """The visited table failed after the task's record was written; ``done`` is the
     task's result without the links it would have claimed."""
 
-    def __init__(self, done) -> None:  # a crawler.engine.messages.TaskDone
+    # done: a crawler.engine.messages.TaskDone, as Any: the engine is a higher layer
+    def __init__(self, done: Any) -> None:
         super().__init__(done.url)
         self.done = done

@@ -134,11 +134,11 @@ def main_content(html: str) -> str | None:
     return _serialize(region)
 
 
-def _classes(element) -> set[str]:
+def _classes(element: lxml.html.HtmlElement) -> set[str]:
     return set((element.get("class") or "").split())
 
 
-def _is_chrome(element) -> bool:
+def _is_chrome(element: lxml.html.HtmlElement) -> bool:
     """Whether ``element`` is labelled chrome by the rules of step 1."""
     if element.tag == "nav":
         return True
@@ -153,12 +153,12 @@ def _is_chrome(element) -> bool:
     return any(_CONSENT.search(token) for token in classes | {element.get("id") or ""})
 
 
-def _is_content(element) -> bool:
+def _is_content(element: lxml.html.HtmlElement) -> bool:
     """``main``, ``article`` or ``role=main``: nothing inside is removed."""
     return element.tag in ("main", "article") or (element.get("role") or "").strip().lower() == "main"
 
 
-def _strip_chrome(root) -> None:
+def _strip_chrome(root: lxml.html.HtmlElement) -> None:
     """Drop the chrome subtrees outside the main content, in place (step 1)."""
     doomed = []
     stack = [root]
@@ -176,7 +176,7 @@ def _strip_chrome(root) -> None:
         element.drop_tree()
 
 
-def _main_landmark(root):
+def _main_landmark(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
     """The one ``main`` element, else the one ``role=main`` element, else ``None``."""
     mains = [el for el in root.iter("main") if el.get("hidden") is None]
     if len(mains) == 1:
@@ -188,16 +188,16 @@ def _main_landmark(root):
     return None
 
 
-def _text(element) -> str:
+def _text(element: lxml.html.HtmlElement) -> str:
     """The text of ``element`` (``script``/``style`` are gone after the pre-pass)."""
     return ET.tostring(element, method="text", encoding="unicode", with_tail=False)
 
 
-def _serialize(element) -> str:
+def _serialize(element: lxml.html.HtmlElement) -> str:
     return lxml.html.tostring(element, encoding="unicode", method="html")
 
 
-def _extract_text(root) -> str | None:
+def _extract_text(root: lxml.html.HtmlElement) -> str | None:
     """The text trafilatura selects as the body of ``root`` (a copy: trafilatura prunes
     the tree it is given), whitespace collapsed; ``None`` when it selects nothing."""
     import trafilatura  # imported on first use: only pages without a main landmark need it
@@ -220,7 +220,7 @@ def _extract_text(root) -> str | None:
     return text or None
 
 
-def _region(body, extracted: str):
+def _region(body: lxml.html.HtmlElement, extracted: str) -> lxml.html.HtmlElement | None:
     """The element of ``body`` that holds the text trafilatura selected (step 4), with
     the link-dense blocks it left out removed; ``None`` when none of it is found.
 
@@ -236,7 +236,7 @@ def _region(body, extracted: str):
     for element in body.iter():
         if not isinstance(element.tag, str):
             continue
-        pieces = [(element.text, element)]
+        pieces: list[tuple[str | None, lxml.html.HtmlElement | None]] = [(element.text, element)]
         if element is not body:
             pieces.append((element.tail, element.getparent()))
         for piece, owner in pieces:
@@ -282,13 +282,13 @@ _TEXT_BLOCKS = frozenset(("p", "pre", "li", "ul", "ol", "dl", "table", "blockquo
 _HEADINGS = tuple(f"h{n}" for n in range(1, 7))
 
 
-def _has_heading(element) -> bool:
+def _has_heading(element: lxml.html.HtmlElement) -> bool:
     """Whether ``element`` is or holds a heading with text (it introduces what follows:
     extractors leave a title out of their text, the region must not)."""
     return any(_text(h).strip() for h in element.iter(*_HEADINGS))
 
 
-def _link_dense(element, text_length: int | None = None) -> bool:
+def _link_dense(element: lxml.html.HtmlElement, text_length: int | None = None) -> bool:
     """Whether at least :data:`LINK_DENSE` of ``element``'s text is link text;
     ``text_length``: that text's length if the caller has it (else its stripped text's)."""
     if text_length is None:

@@ -31,6 +31,7 @@ Its cost per page is in docs/performance.md ("html2text alone").
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import html2text
 
@@ -83,7 +84,7 @@ class CorpusHTML2Text(html2text.HTML2Text):
     not reuse one for two documents.
     """
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:  # html2text.HTML2Text's arguments
         super().__init__(*args, **kwargs)
         self._in_cell = False
         self._flat_depth = 0

@@ -27,6 +27,7 @@ from __future__ import annotations
 import array
 import collections
 import re
+from collections.abc import Iterable, Iterator
 
 import xxhash
 
@@ -58,7 +59,7 @@ def features(text: str, shingle_words: int = SHINGLE_WORDS, strip_links: bool = 
     return [" ".join(words[i : i + shingle_words]).encode("utf-8") for i in range(len(words) - shingle_words + 1)]
 
 
-def simhash_of_features(items) -> int:
+def simhash_of_features(items: Iterable[bytes]) -> int:
     """64-bit SimHash of ``items`` (an iterable of bytes; repeats count again).
 
     Each item is hashed with xxh3-64; bit ``i`` of the result (``1 << i``) is 1 when
@@ -148,7 +149,7 @@ class NearDuplicateIndex:
             chain.append(heads[key] if isinstance(heads, array.array) else heads.get(key, _NONE))
             heads[key] = position
 
-    def _candidates(self, fingerprint: int):
+    def _candidates(self, fingerprint: int) -> Iterator[int]:
         """Positions sharing at least one block with ``fingerprint``, newest first in
         each table, at most :data:`MAX_SCAN` per table (repeats possible)."""
         for heads, chain, (shift, mask) in zip(self._heads, self._next, self.blocks):

@@ -24,7 +24,10 @@ import queue
 import select
 import struct
 import time
-from multiprocessing import context
+from multiprocessing import context, synchronize
+from multiprocessing.connection import Connection
+
+from crawler.engine.messages import FetchTask
 
 #: Frame header: the payload's length, as ``Connection.send_bytes`` writes it.
 _HEADER = struct.Struct("!i")
@@ -41,19 +44,19 @@ class TaskChannel:
     fetcher, the channel carries its read end and lock only.
     """
 
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: context.BaseContext) -> None:
         self._reader, writer = ctx.Pipe(duplex=False)
-        self._writer = writer
+        self._writer: Connection | None = writer
         self._rlock = ctx.Lock()
         os.set_blocking(writer.fileno(), False)
         self._frames: collections.deque[bytes] = collections.deque()  # not (wholly) written yet
         self._offset = 0  # bytes of _frames[0] already written
 
-    def __getstate__(self):
+    def __getstate__(self) -> tuple[Connection, synchronize.Lock]:
         context.assert_spawning(self)  # only to a child being started
         return self._reader, self._rlock
 
-    def __setstate__(self, state) -> None:
+    def __setstate__(self, state: tuple[Connection, synchronize.Lock]) -> None:
         self._reader, self._rlock = state
         self._writer = None
         self._frames, self._offset = collections.deque(), 0
@@ -64,7 +67,7 @@ class TaskChannel:
         assert self._writer is not None  # the dispatcher's side
         return self._writer.fileno()
 
-    def put(self, task) -> None:
+    def put(self, task: FetchTask | None) -> None:
         """Send ``task`` (a FetchTask, or STOP) after every task put before; never blocks."""
         payload = pickle.dumps(task, pickle.HIGHEST_PROTOCOL)
         self._frames.append(_HEADER.pack(len(payload)) + payload)
@@ -131,7 +134,7 @@ class TaskChannel:
             self._writer.close()
 
     # -- the fetcher's end ---------------------------------------------------------
-    def get(self, timeout: float | None = None):
+    def get(self, timeout: float | None = None) -> FetchTask | None:
         """The next task, or STOP; waits for ever, or ``timeout`` seconds.
 
         Raises:

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import logging
 import random
+from collections.abc import Callable
 
-from crawler.config import MAX_SITEMAP_LEVELS, MAX_SITEMAPS
+from crawler.config import MAX_SITEMAP_LEVELS, MAX_SITEMAPS, CrawlConfig
 from crawler.engine.messages import KIND_SITEMAP, FetchTask, TaskDone
 from crawler.engine.politeness import Politeness
 from crawler.web.retry import backoff_s
@@ -38,7 +39,13 @@ class Discovery:
         rng: the backoff's jitter.
     """
 
-    def __init__(self, config, politeness: Politeness, push, rng: random.Random | None = None) -> None:
+    def __init__(
+        self,
+        config: CrawlConfig,
+        politeness: Politeness,
+        push: Callable[[FetchTask], object],
+        rng: random.Random | None = None,
+    ) -> None:
         self.config = config
         self.politeness = politeness
         self.push = push

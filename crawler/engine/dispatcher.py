@@ -60,11 +60,13 @@ import itertools
 import logging
 import random
 import time
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Iterator
+from multiprocessing.context import BaseContext
+from typing import TYPE_CHECKING, Any
 
+from crawler.config import CrawlConfig
 from crawler.engine.discovery import Discovery
-from crawler.engine.frontier import MemoryFrontier
+from crawler.engine.frontier import Frontier, MemoryFrontier
 from crawler.engine.messages import (
     DEFERRED,
     FAILED,
@@ -88,13 +90,14 @@ from crawler.engine.politeness import Politeness
 from crawler.engine.pool import FetcherPool
 from crawler.engine.progress import Progress, ProgressStats
 from crawler.engine.scheduler import SITE_LIMIT, Scheduler
-from crawler.engine.statestore import CONTENT_DUPLICATE, CONTENT_NEAR, content_kind
+from crawler.engine.statestore import CONTENT_DUPLICATE, CONTENT_NEAR, StateStore, content_kind
 from crawler.engine.statestore import FAILED as FAILED_STATE
 from crawler.engine.statestore import FRONTIER as FRONTIER_STATE
 from crawler.engine.statestore import IN_FLIGHT as IN_FLIGHT_STATE
 from crawler.engine.statestore import SKIPPED as SKIPPED_STATE
 from crawler.engine.statestore import VISITED as VISITED_STATE
 from crawler.engine.stats import CrawlCounters, ProcessTreeMonitor
+from crawler.engine.visited import VisitedProxy
 from crawler.engine.watchdog import Watchdog
 from crawler.errors import CrawlerError, FetcherDied, ManagerDied
 from crawler.web.fetch import DEFAULT_USER_AGENT
@@ -145,12 +148,12 @@ class Dispatcher:
 
     def __init__(
         self,
-        config,
-        ctx,
-        table,
-        manager=None,
-        frontier=None,
-        store=None,
+        config: CrawlConfig,
+        ctx: BaseContext,
+        table: VisitedProxy,
+        manager: Any = None,  # a VisitedManager: its _process is not in typeshed
+        frontier: Frontier | None = None,
+        store: StateStore | None = None,
         expected_urls: int | None = None,
         earlier: EarlierRuns | None = None,
     ) -> None:
@@ -394,7 +397,7 @@ class Dispatcher:
         return self._memory_slowed
 
     # -- results -------------------------------------------------------------------
-    def _handle(self, message, check: bool = True) -> None:
+    def _handle(self, message: TaskDone | Exchanged, check: bool = True) -> None:
         """Count a finished task and push the links it won; ``check`` the children if
         the visited table failed under it. A robots.txt result sets its origin's rules;
         a retry goes back to wait its turn; an :class:`Exchanged` frees the origin."""
@@ -492,13 +495,13 @@ class Dispatcher:
         """Write the turn's settled URLs; commit the store's pending writes, at most every
         :data:`COMMIT_INTERVAL_S`."""
         if self._settled:
-            self.store.set_states(self._settled)
+            self.store.set_states(self._settled)  # type: ignore[union-attr]  # filled with a store only
             self._settled = []
         if self.store is not None and (force or now >= self._next_commit):
             self.store.commit()
             self._next_commit = now + COMMIT_INTERVAL_S
 
-    def _queue_discovered(self, tasks) -> None:
+    def _queue_discovered(self, tasks: Iterable[FetchTask]) -> None:
         """Push the URLs a task won on the frontier, or skip them (a trap guard)."""
         for task in tasks:
             reason = self._admit(task)

@@ -96,7 +96,7 @@ class MemoryFrontier:
         )
 
 
-def drain_in_order(frontier, min_depth: Callable[[str], int | None]) -> Iterator[FetchTask]:
+def drain_in_order(frontier: Frontier, min_depth: Callable[[str], int | None]) -> Iterator[FetchTask]:
     """Pop every task of ``frontier`` in the order that repeated ``pop()`` gives (the
     origin with the lowest waiting depth first, ties by :meth:`Frontier.origins` order),
     in O(log origins) per task instead of a scan of every origin per task (a stop with a

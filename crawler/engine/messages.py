@@ -16,7 +16,7 @@ import dataclasses
 from crawler.vocabulary import Outcome, TaskKind
 
 
-def _reduce(message):
+def _reduce(message: FetchTask | TaskDone | Exchanged) -> tuple[type, tuple[object, ...]]:
     """Pickle a frozen slots dataclass as its class and field values: ``cls(*values)``
     on load. The default for such classes goes through ``dataclasses.fields()`` and a
     ``__setstate__`` per object, a third more per message (the dispatcher unpickles two
@@ -174,4 +174,5 @@ class Exchanged:
 
 
 for _cls in (FetchTask, TaskDone, Exchanged):
-    _cls.__reduce__ = _reduce  # type: ignore[method-assign]  # deliberate: compact pickles
+    # assignment: mypy takes the method replaced to be a function of (self, self)
+    _cls.__reduce__ = _reduce  # type: ignore[method-assign, assignment]  # deliberate: compact pickles

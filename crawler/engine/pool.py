@@ -28,10 +28,14 @@ import os
 import select
 import time
 from multiprocessing.connection import Connection
+from multiprocessing.context import BaseContext
 from multiprocessing.process import BaseProcess
 
+from crawler.config import CrawlConfig
 from crawler.engine.channel import TaskChannel
 from crawler.engine.messages import STOP, FetchTask
+from crawler.engine.stats import ProcessTreeMonitor
+from crawler.engine.visited import VisitedProxy
 from crawler.engine.worker import fetcher_main
 
 log = logging.getLogger("crawler")
@@ -60,7 +64,9 @@ class FetcherPool:
         monitor: a :class:`crawler.engine.stats.ProcessTreeMonitor` told each fetcher's role.
     """
 
-    def __init__(self, ctx, config, table, monitor=None) -> None:
+    def __init__(
+        self, ctx: BaseContext, config: CrawlConfig, table: VisitedProxy, monitor: ProcessTreeMonitor | None = None
+    ) -> None:
         self.ctx = ctx
         self.config = config
         self.table = table
@@ -92,7 +98,7 @@ class FetcherPool:
         self._next_id += 1
         reader, writer = self.ctx.Pipe(duplex=False)
         tasks = TaskChannel(self.ctx)
-        process = self.ctx.Process(
+        process = self.ctx.Process(  # type: ignore[attr-defined]  # typeshed: on the concrete contexts only
             target=fetcher_main,
             name=f"crawler-fetcher-{worker_id}",
             args=(worker_id, self.config, tasks, writer, self.table, os.getpid()),
@@ -251,14 +257,14 @@ class FetcherPool:
                     messages.append(self.result_pipes[worker_id].recv())
                     self.heard_at[worker_id] = now
                 except (EOFError, OSError):
-                    self._forget_pipe(worker_id).close()
+                    self._forget_pipe(worker_id).close()  # type: ignore[union-attr]  # its pipe was just read
                     dead.append(worker_id)
             if len(messages) >= RECEIVE_MAX:
                 break
             events = self._poller.poll(0)
         return messages, dead
 
-    def _forget_pipe(self, worker_id: int):
+    def _forget_pipe(self, worker_id: int) -> Connection | None:
         """Stop polling ``worker_id``'s result pipe; returns its read end (or ``None``)."""
         reader = self.result_pipes.pop(worker_id, None)
         if reader is not None:
@@ -317,4 +323,4 @@ class FetcherPool:
             self._unwatch_room(worker_id)
             self.task_queues[worker_id].close()
         for worker_id in list(self.result_pipes):
-            self._forget_pipe(worker_id).close()
+            self._forget_pipe(worker_id).close()  # type: ignore[union-attr]  # one of result_pipes

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import sys
+from typing import TextIO
 
 log = logging.getLogger("crawler")
 
@@ -51,7 +52,9 @@ class Progress:
         ValueError: unknown ``mode``.
     """
 
-    def __init__(self, mode: str, total: int | None = None, interval_s: float = 5.0, stream=None) -> None:
+    def __init__(
+        self, mode: str, total: int | None = None, interval_s: float = 5.0, stream: TextIO | None = None
+    ) -> None:
         if mode not in MODES:
             raise ValueError(f"progress mode must be one of {MODES}, got {mode!r}")
         self.mode = mode

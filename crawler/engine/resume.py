@@ -39,7 +39,10 @@ import dataclasses
 import glob
 import json
 import os
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
+from crawler.config import CrawlConfig
 from crawler.content.neardup import simhash
 from crawler.engine.messages import FetchTask
 from crawler.engine.statestore import (
@@ -53,6 +56,7 @@ from crawler.engine.statestore import (
     StateStore,
     content_kind,
 )
+from crawler.engine.visited import VisitedProxy
 from crawler.errors import ConfigError
 from crawler.output.mirror import SITE_DIR, remove_mirror
 from crawler.output.shards import (
@@ -67,6 +71,8 @@ from crawler.output.shards import (
 from crawler.output.warc import OPEN_SUFFIX, WARC_GLOB, seal_open_files
 from crawler.web.traps import guard_reason
 from crawler.web.urlnorm import origin_of
+
+_T = TypeVar("_T")
 
 #: Settings a resumed crawl must share with the stored one.
 UNSAFE_TO_CHANGE = ("seeds", "allow_domains", "include", "exclude")
@@ -140,7 +146,7 @@ class ResumeReport:
         )
 
 
-def check_settings(stored: dict, config) -> None:
+def check_settings(stored: dict, config: CrawlConfig) -> None:
     """Raise ConfigError (one line) if ``config`` differs from the stored crawl in a
     setting of :data:`UNSAFE_TO_CHANGE`."""
     current = config.resume_settings()
@@ -153,7 +159,7 @@ def check_settings(stored: dict, config) -> None:
         )
 
 
-def _short(value, limit: int = 200) -> str:
+def _short(value: object, limit: int = 200) -> str:
     """``value`` as text, cut to about ``limit`` characters (a seed list of 10,000 URLs
     must not make a one-line error of megabytes)."""
     text = str(value)
@@ -170,7 +176,7 @@ def remove_outputs(out_dir: str) -> None:
             os.remove(path)
 
 
-def prepare(config, store: StateStore, table) -> ResumeReport:
+def prepare(config: CrawlConfig, store: StateStore, table: VisitedProxy) -> ResumeReport:
     """Start a run: a new crawl stores its settings; a resumed one brings the output
     folder and ``table`` in line with ``store`` (see the module docstring). Call before
     the frontier is opened on ``store``.
@@ -198,7 +204,7 @@ def prepare(config, store: StateStore, table) -> ResumeReport:
     return ResumeReport(True, in_flight, len(recovered), links, bytes_cut, _earlier_runs(config, store))
 
 
-def _earlier_runs(config, store: StateStore) -> EarlierRuns:
+def _earlier_runs(config: CrawlConfig, store: StateStore) -> EarlierRuns:
     visited, failed = store.earlier_outcomes()
     per_origin: dict[str, int] = {}
     if config.max_pages_per_site is not None:
@@ -249,7 +255,7 @@ def _backfill_contents(store: StateStore, out: str) -> int:
     return sum(_add_content(store, record) for record in iter_records(out))
 
 
-def _recover_links(config, store: StateStore, records: dict[str, dict]) -> int:
+def _recover_links(config: CrawlConfig, store: StateStore, records: dict[str, dict]) -> int:
     """Put in the frontier the in-scope link (and redirect) targets of ``records``
     that the store does not know: the claims their fetch made died with the crash. A
     link the dispatcher's guards would skip (too long, a trap) is stored skipped with
@@ -282,14 +288,14 @@ def _recover_links(config, store: StateStore, records: dict[str, dict]) -> int:
     return added
 
 
-def _rebuild_contents(store: StateStore, table) -> None:
+def _rebuild_contents(store: StateStore, table: VisitedProxy) -> None:
     """Register the earlier runs' pages in the visited table's content registry, in their
     order, so that this run's pages are flagged as duplicates of theirs too."""
     for batch in _batches(store.contents(), BATCH_ROWS):
         table.register_contents(batch)
 
 
-def _rebuild_table(store: StateStore, table) -> None:
+def _rebuild_table(store: StateStore, table: VisitedProxy) -> None:
     """Claim every stored URL in ``table`` and mark the finished ones, 1,000 a call."""
     for states, final in (
         ((FRONTIER, IN_FLIGHT), None),
@@ -301,10 +307,10 @@ def _rebuild_table(store: StateStore, table) -> None:
             _claim(table, batch, final)
 
 
-def _batches(items, size: int):
+def _batches(items: Iterable[_T], size: int) -> Iterator[list[_T]]:
     """Yield lists of ``size`` consecutive items of ``items`` (the last one shorter): one
     round trip to the visited table per list (``itertools.batched`` is Python 3.12)."""
-    batch = []
+    batch: list[_T] = []
     for item in items:
         batch.append(item)
         if len(batch) == size:
@@ -314,7 +320,7 @@ def _batches(items, size: int):
         yield batch
 
 
-def _claim(table, urls: list[str], final: str | None) -> None:
+def _claim(table: VisitedProxy, urls: list[str], final: str | None) -> None:
     table.claim_many(urls)
     if final is not None:
         table.mark_many(urls, final)

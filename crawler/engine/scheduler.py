@@ -25,6 +25,7 @@ import heapq
 import itertools
 import logging
 
+from crawler.engine.frontier import Frontier
 from crawler.engine.messages import KIND_FAIL, KIND_PAGE, KIND_ROBOTS, KIND_ROBOTS_REDIRECT, FetchTask
 from crawler.engine.politeness import Politeness
 from crawler.web.urlnorm import origin_of
@@ -45,7 +46,7 @@ class Scheduler:
             redirects included; a retry is the same URL again); ``None``: no limit.
     """
 
-    def __init__(self, frontier, politeness: Politeness, max_pages_per_site: int | None = None) -> None:
+    def __init__(self, frontier: Frontier, politeness: Politeness, max_pages_per_site: int | None = None) -> None:
         self.frontier = frontier
         self.politeness = politeness
         self.max_pages_per_site = max_pages_per_site

@@ -20,7 +20,7 @@ import contextlib
 import logging
 import signal
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from multiprocessing import resource_tracker
 from types import FrameType
 from typing import Any
@@ -36,7 +36,7 @@ def _main_thread() -> bool:
 
 
 @contextlib.contextmanager
-def signals_deferred(start_method: str = "fork"):
+def signals_deferred(start_method: str = "fork") -> Iterator[None]:
     """Ignore and block SIGINT and SIGTERM for the duration (call it from the main
     thread, with no other threads running, giving the multiprocessing start method the
     children will use); children started inside inherit "ignored". A signal that arrives meanwhile
@@ -77,13 +77,13 @@ class StopOnSignal:
     """
 
     def __init__(self) -> None:
-        self.request_stop = None
+        self.request_stop: Callable[[str], object] | None = None
         self.signalled = False
         self.finishing = False
         #: signal -> handler replaced (signal.signal()'s return type)
         self.previous: dict[int, Callable[[int, FrameType | None], Any] | int | signal.Handlers | None] = {}
 
-    def attach(self, request_stop) -> None:
+    def attach(self, request_stop: Callable[[str], object]) -> None:
         """Call ``request_stop("interrupted")`` on the first signal (now, if it came)."""
         self.request_stop = request_stop
         if self.signalled and not self.finishing:
@@ -105,7 +105,7 @@ class StopOnSignal:
     def __enter__(self) -> StopOnSignal:
         return self.install()
 
-    def _handle(self, signum, frame) -> None:
+    def _handle(self, signum: int, frame: FrameType | None) -> None:
         if self.signalled:
             raise KeyboardInterrupt
         self.signalled = True
@@ -116,5 +116,5 @@ class StopOnSignal:
             if self.request_stop is not None:
                 self.request_stop("interrupted")
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.restore()

@@ -64,8 +64,8 @@ import heapq
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 
 from crawler.engine.messages import KIND_PAGE, FetchTask
 from crawler.errors import StateError
@@ -184,11 +184,15 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())
 
 
-def _translated(method):
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _translated(method: Callable[Concatenate[StateStore, _P], _R]) -> Callable[Concatenate[StateStore, _P], _R]:
     """Turn the sqlite3 errors raised by ``method`` into :class:`StateError`."""
 
     @functools.wraps(method)
-    def wrapper(self, *args, **kwargs):
+    def wrapper(self: StateStore, *args: _P.args, **kwargs: _P.kwargs) -> _R:
         try:
             return method(self, *args, **kwargs)
         except sqlite3.Error as exc:
@@ -361,7 +365,7 @@ class StateStore:
     def __enter__(self) -> StateStore:
         return self
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self.close()
 
     @_translated
@@ -724,13 +728,14 @@ class StateStore:
         ]
 
     @_translated
-    def skipped_rows(self) -> Iterator[tuple[str, int, str | None, str | None]]:
-        """Stream ``(url, depth, parent, reason)`` of every SKIPPED row, by seq."""
+    def skipped_rows(self) -> Iterator[tuple[str, int, str | None, str]]:
+        """Stream ``(url, depth, parent, reason)`` of every SKIPPED row, by seq (a row
+        stored without a reason reads ``"unknown"``: every skip has one)."""
         for _, url, depth, parent, reason in self._keyset(
             "SELECT seq, url, depth, parent, reason FROM urls WHERE state = ? AND seq > ? ORDER BY seq LIMIT ?",
             (SKIPPED,),
         ):
-            yield url, depth, parent, reason
+            yield url, depth, parent, reason if reason is not None else "unknown"
 
     def urls_in(self, *states: str) -> Iterator[str]:
         """Stream the URLs in any of ``states``, ordered by seq, 1,000 rows a query (no

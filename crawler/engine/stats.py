@@ -7,7 +7,7 @@ import os
 
 import psutil
 
-from crawler.engine.messages import FAILED, NON_HTML, PAGE, REDIRECT
+from crawler.engine.messages import FAILED, NON_HTML, PAGE, REDIRECT, TaskDone
 
 
 class ProcessTreeMonitor:
@@ -80,7 +80,7 @@ class CrawlCounters:
         self.duplicates = 0
         self.near_duplicates = 0
 
-    def add(self, done) -> None:
+    def add(self, done: TaskDone) -> None:
         """Count one finished task."""
         self.outcomes[done.outcome] += 1
         self.duplicates += done.duplicate

@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterable, Sequence
+from multiprocessing.context import BaseContext
 from multiprocessing.managers import BaseManager, BaseProxy
+from typing import Any
 
 from crawler.content.neardup import NearDuplicateIndex
 from crawler.engine.lifeline import watch_parent
@@ -71,7 +74,7 @@ class VisitedTable:
         """Number of shards."""
         return self._mask + 1
 
-    def _group(self, urls) -> dict[int, list[tuple[int, int]]]:
+    def _group(self, urls: Sequence[str]) -> dict[int, list[tuple[int, int]]]:
         """Group ``urls`` by shard: shard index -> [(position in urls, fingerprint)]."""
         groups: dict[int, list[tuple[int, int]]] = {}
         for position, url in enumerate(urls):
@@ -83,7 +86,7 @@ class VisitedTable:
         """Claim one URL: True (and state in-flight) only if it was unseen."""
         return self.claim_many((url,))[0]
 
-    def claim_many(self, urls) -> list[bool]:
+    def claim_many(self, urls: Sequence[str]) -> list[bool]:
         """Claim each URL of ``urls`` (a sequence of normalized URLs) atomically.
 
         Returns:
@@ -128,12 +131,12 @@ class VisitedTable:
         """Shorthand for ``mark(url, "failed")``."""
         self._mark(url, FAILED)
 
-    def mark_many(self, urls, state: str) -> None:
+    def mark_many(self, urls: Iterable[str], state: str) -> None:
         """``mark`` each URL of ``urls`` in one call (e.g. the frontier left at a page limit)."""
         for url in urls:
             self.mark(url, state)
 
-    def settle(self, url: str, state: str, links) -> list[bool]:
+    def settle(self, url: str, state: str, links: Sequence[str]) -> list[bool]:
         """Mark ``url`` final and claim ``links``, in one round trip through a proxy.
 
         Returns the :meth:`claim_many` result for ``links``.
@@ -183,7 +186,7 @@ class VisitedTable:
             near = self._contents[index][reference]
         return None, near, distance
 
-    def register_contents(self, items) -> int:
+    def register_contents(self, items: Iterable[tuple[int, int, str]]) -> int:
         """Register ``[(content_fingerprint, simhash, url), ...]`` in order, as
         :meth:`register_content` would have, without answering: a resumed crawl reloads
         the earlier runs' pages (from the state store) so that its pages are compared
@@ -271,43 +274,45 @@ class VisitedProxy(BaseProxy):
         "counts",
     )
 
-    def claim(self, url):
+    # The methods that answer return Any: typeshed has BaseProxy._callmethod return None
+    # (it returns the table method's result, typed in VisitedTable).
+    def claim(self, url: str) -> Any:
         return self._callmethod("claim", (url,))
 
-    def claim_many(self, urls):
+    def claim_many(self, urls: Iterable[str]) -> Any:
         return self._callmethod("claim_many", (list(urls),))
 
-    def mark(self, url, state):
+    def mark(self, url: str, state: str) -> None:
         return self._callmethod("mark", (url, state))
 
-    def mark_visited(self, url):
+    def mark_visited(self, url: str) -> None:
         return self._callmethod("mark_visited", (url,))
 
-    def mark_failed(self, url):
+    def mark_failed(self, url: str) -> None:
         return self._callmethod("mark_failed", (url,))
 
-    def mark_many(self, urls, state):
+    def mark_many(self, urls: Iterable[str], state: str) -> None:
         return self._callmethod("mark_many", (list(urls), state))
 
-    def settle(self, url, state, links):
+    def settle(self, url: str, state: str, links: Iterable[str]) -> Any:
         return self._callmethod("settle", (url, state, list(links)))
 
-    def first_content(self, content_fingerprint, url):
+    def first_content(self, content_fingerprint: int, url: str) -> Any:
         return self._callmethod("first_content", (content_fingerprint, url))
 
-    def register_content(self, content_fingerprint, simhash, url):
+    def register_content(self, content_fingerprint: int, simhash: int, url: str) -> Any:
         return self._callmethod("register_content", (content_fingerprint, simhash, url))
 
-    def register_contents(self, items):
+    def register_contents(self, items: Iterable[tuple[int, int, str]]) -> Any:
         return self._callmethod("register_contents", (items,))
 
-    def state(self, url):
+    def state(self, url: str) -> Any:
         return self._callmethod("state", (url,))
 
-    def __len__(self):
+    def __len__(self) -> Any:
         return self._callmethod("__len__")
 
-    def counts(self):
+    def counts(self) -> Any:
         return self._callmethod("counts")
 
 
@@ -320,7 +325,7 @@ class VisitedManager(BaseManager):
 VisitedManager.register("VisitedTable", VisitedTable, proxytype=VisitedProxy)
 
 
-def start_manager(ctx) -> VisitedManager:
+def start_manager(ctx: BaseContext) -> VisitedManager:
     """Start a :class:`VisitedManager` with the multiprocessing context ``ctx``; its
     process exits at once when this one is gone (a SIGKILLed dispatcher)."""
     manager = VisitedManager(ctx=ctx)

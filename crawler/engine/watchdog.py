@@ -18,6 +18,10 @@ import sys
 import threading
 import time
 import traceback
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the dispatcher imports this module
+    from crawler.engine.dispatcher import Dispatcher
 
 log = logging.getLogger("crawler")
 
@@ -34,7 +38,7 @@ class Watchdog:
         stall_s: seconds without progress that make a stall.
     """
 
-    def __init__(self, dispatcher, stall_s: float = STALL_S) -> None:
+    def __init__(self, dispatcher: Dispatcher, stall_s: float = STALL_S) -> None:
         self.dispatcher = dispatcher
         self.stall_s = stall_s
         self.stalls = 0  # reports logged

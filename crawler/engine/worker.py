@@ -26,13 +26,17 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable, Iterable, Mapping
+from multiprocessing.connection import Connection
 
 import xxhash
 
+from crawler.config import CrawlConfig
 from crawler.content.links import effective_base, extract, link_targets
 from crawler.content.main import main_content
 from crawler.content.markdown import to_markdown
 from crawler.content.neardup import simhash
+from crawler.engine.channel import TaskChannel
 from crawler.engine.lifeline import PARENT_DIED_EXIT_CODE, watch_parent
 from crawler.engine.messages import (
     CRASHED,
@@ -55,7 +59,7 @@ from crawler.engine.messages import (
     TaskDone,
 )
 from crawler.engine.signals import child_signals
-from crawler.engine.visited import OfferedKeys
+from crawler.engine.visited import OfferedKeys, VisitedProxy, VisitedTable
 from crawler.errors import RecordWritten
 from crawler.output.graph import LINK
 from crawler.output.graph import REDIRECT as REDIRECT_EDGE
@@ -107,7 +111,14 @@ class PageProcessor:
             is read, before it is parsed (the result pipe's sender); ``None``: not told.
     """
 
-    def __init__(self, worker_id: int, config, table, writer: RecordWriter, notify=None) -> None:
+    def __init__(
+        self,
+        worker_id: int,
+        config: CrawlConfig,
+        table: VisitedProxy | VisitedTable,
+        writer: RecordWriter,
+        notify: Callable[[Exchanged], object] | None = None,
+    ) -> None:
         self.worker_id = worker_id
         self.config = config
         self.table = table
@@ -260,7 +271,9 @@ class PageProcessor:
             return {}
         return {"outcome": outcome, "content_length": response.content_length, "method": response.method}
 
-    def _get(self, task: FetchTask, client: HttpClient, body_wanted=None) -> Response:
+    def _get(
+        self, task: FetchTask, client: HttpClient, body_wanted: Callable[[str | None], bool] | None = None
+    ) -> Response:
         """GET the task's URL. A redirect to another spelling of the same key (the
         server's own query order) is the same resource: follow it here, at most
         ``max_redirects`` times and never to a spelling already tried."""
@@ -274,8 +287,8 @@ class PageProcessor:
             response = client.get(sent, body_wanted=body_wanted)
         return response
 
-    def _record(self, task: FetchTask, response: Response | None, **fields) -> dict:
-        record = {
+    def _record(self, task: FetchTask, response: Response | None, **fields: object) -> dict:
+        record: dict[str, object] = {
             "url": task.url,
             "request_url": response.url if response else task.fetch_url,
             "final_url": task.url,
@@ -303,7 +316,15 @@ class PageProcessor:
         record.update(fields)
         return record
 
-    def _finish(self, task, outcome, response, fields, edges, claims=()) -> TaskDone:
+    def _finish(
+        self,
+        task: FetchTask,
+        outcome: str,
+        response: Response | None,
+        fields: Mapping[str, object],
+        edges: Iterable[tuple[str, str, str, bool]],
+        claims: Iterable[FetchTask] = (),
+    ) -> TaskDone:
         """Write the record and edges, then settle the URL and claim ``claims`` (tasks)
         in one visited-table round trip; return the result with the tasks won. Keys
         this process offered before are not sent again (:class:`OfferedKeys`)."""
@@ -320,7 +341,7 @@ class PageProcessor:
             raise RecordWritten(done) from exc
         return dataclasses.replace(done, discovered=tuple(t for t, w in zip(claims, won) if w))
 
-    def _fail(self, task, reason: str, response: Response | None) -> TaskDone:
+    def _fail(self, task: FetchTask, reason: str, response: Response | None) -> TaskDone:
         return self._finish(task, FAILED, response, {"error": reason}, ())
 
     def _redirect(self, task: FetchTask, response: Response) -> TaskDone:
@@ -412,7 +433,9 @@ def _unless_key(sent: str, key: str) -> str | None:
     return None if sent == key else sent
 
 
-def _thread_loop(processor: PageProcessor, tasks, results, warc: WarcWriter | None = None) -> None:
+def _thread_loop(
+    processor: PageProcessor, tasks: TaskChannel, results: ResultSender, warc: WarcWriter | None = None
+) -> None:
     # with --warc every GET of this thread (pages, redirect hops, retries, robots.txt,
     # sitemaps) goes to the process's WARC file, from the client itself
     client = HttpClient.from_config(processor.config, warc.write_exchange if warc else None)
@@ -437,11 +460,11 @@ class ResultSender:
     """The write end of this fetcher's result pipe, shared by its threads (one send at a
     time: a Connection is not thread-safe)."""
 
-    def __init__(self, connection) -> None:
+    def __init__(self, connection: Connection) -> None:
         self._connection = connection
         self._lock = threading.Lock()
 
-    def put(self, message) -> None:
+    def put(self, message: TaskDone | Exchanged) -> None:
         """Send one message to the dispatcher (blocks while the pipe is full). A closed
         pipe means the dispatcher is gone: this process ends at once, as its lifeline
         would a moment later (:mod:`crawler.engine.lifeline`), without a traceback per thread."""
@@ -452,7 +475,14 @@ class ResultSender:
                 os._exit(PARENT_DIED_EXIT_CODE)
 
 
-def fetcher_main(worker_id: int, config, tasks, results, table, dispatcher_pid: int) -> None:
+def fetcher_main(
+    worker_id: int,
+    config: CrawlConfig,
+    tasks: TaskChannel,
+    results: Connection,
+    table: VisitedProxy,
+    dispatcher_pid: int,
+) -> None:
     """Entry point of a fetcher process (module level, so every start method can run it).
 
     Args:

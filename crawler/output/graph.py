@@ -38,7 +38,7 @@ import itertools
 import os
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Set
 
 from crawler.vocabulary import EdgeKind
 
@@ -277,7 +277,7 @@ class LinkGraph:
                 f.write("".join([head + urls[t] + tails[flags[s]] for t, s in zip(targets[lo:hi], seen[lo:hi])]))
         return len(targets)
 
-    def redirect_cycles(self, fetched) -> list[list[str]]:
+    def redirect_cycles(self, fetched: Set[str]) -> list[list[str]]:
         """Cycles of redirects among fetched URLs, each listed from its smallest URL.
 
         A loop followed within one redirect chain is caught while crawling (the URL that
@@ -309,7 +309,7 @@ class LinkGraph:
             done.update(path)
         return cycles
 
-    def tree(self, roots, fetched) -> list[tuple[int, str]]:
+    def tree(self, roots: Iterable[str], fetched: Set[str]) -> list[tuple[int, str]]:
         """Breadth-first spanning tree over edges into ``fetched`` URLs.
 
         Args:
@@ -411,7 +411,7 @@ class EdgeView(Mapping):
         return len(self._graph._indexed().targets)
 
 
-def write_tree(lines, path: str) -> None:
+def write_tree(lines: Iterable[tuple[int, str]], path: str) -> None:
     """Write ``[(depth, url)]`` as an indented text file, two spaces per level."""
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         for depth, url in lines:

@@ -44,6 +44,8 @@ import json
 import logging
 import os
 import urllib.parse
+from collections.abc import Iterable, Iterator, Set
+from typing import Any, Protocol
 
 from crawler.output.shards import iter_records, outcome_of
 from crawler.vocabulary import UrlState
@@ -61,7 +63,44 @@ TOP_HOSTS = 10
 NO_TYPE = "(none)"
 
 
-def map_settings(config) -> dict:
+class _MapSettings(Protocol):
+    """What this module reads of a :class:`crawler.config.CrawlConfig` (not imported: the
+    config is a higher layer, see tests/test_layers.py)."""
+
+    @property
+    def seeds(self) -> tuple[str, ...]: ...
+    @property
+    def seed_keys(self) -> tuple[str, ...]: ...
+    @property
+    def out_dir(self) -> str: ...
+    @property
+    def allow_domains(self) -> tuple[str, ...]: ...
+    @property
+    def include(self) -> tuple[str, ...]: ...
+    @property
+    def exclude(self) -> tuple[str, ...]: ...
+    @property
+    def max_depth(self) -> int | None: ...
+    @property
+    def max_pages(self) -> int | None: ...
+    @property
+    def obey_robots(self) -> bool: ...
+    @property
+    def sitemaps(self) -> bool: ...
+    @property
+    def max_url_length(self) -> int: ...
+    @property
+    def max_query_variants(self) -> int | None: ...
+    @property
+    def max_path_repeats(self) -> int | None: ...
+    @property
+    def max_path_segments(self) -> int | None: ...
+    @property
+    def max_pages_per_site(self) -> int | None: ...
+    def resume_settings(self) -> dict: ...
+
+
+def map_settings(config: _MapSettings) -> dict:
     """The settings that decide which URLs a walk reaches (JSON-able): seeds and scope
     (:meth:`crawler.config.CrawlConfig.resume_settings`), depth limit, robots.txt, sitemaps, the
     trap guards and the per-site limit. A crawl reuses a map only when all of them are
@@ -99,12 +138,12 @@ def read_map_records(walk_dir: str) -> dict[str, dict]:
     return {record["url"]: record for record in iter_records(walk_dir)}
 
 
-def _count(counter) -> dict:
+def _count(counter: collections.Counter[str]) -> dict:
     """A Counter as a plain dict, by key."""
     return dict(sorted(counter.items()))
 
 
-def _edges(walk_dir: str):
+def _edges(walk_dir: str) -> Iterator[tuple[str, ...]]:
     """Yield ``(source, target, kind, in_scope)`` of the merged ``walk_dir/edges.tsv``
     (:meth:`crawler.output.graph.LinkGraph.write_tsv`; nothing when it is missing)."""
     path = os.path.join(walk_dir, "edges.tsv")
@@ -130,7 +169,7 @@ def out_of_scope_links(walk_dir: str, scope: Scope) -> dict:
     return {"hosts": len(by_host), "links": sum(by_host.values()), "top": [[host, links] for host, links in top]}
 
 
-def link_distances(walk_dir: str, seeds, recorded) -> dict[str, int]:
+def link_distances(walk_dir: str, seeds: Iterable[str], recorded: Set[str]) -> dict[str, int]:
     """Shortest link distance from ``seeds`` to every URL of ``recorded`` (a set, or dict keys) over
     the edges of ``walk_dir/edges.tsv``, counted as ``--max-depth`` counts: a link is one
     step, a redirect none (a 0-1 breadth-first search). URLs no seed reaches are left
@@ -150,7 +189,7 @@ def link_distances(walk_dir: str, seeds, recorded) -> dict[str, int]:
     return distance
 
 
-def build_map(config, walk_dir: str, summary: dict) -> dict:
+def build_map(config: _MapSettings, walk_dir: str, summary: dict) -> dict:
     """The ``map.json`` dict (see the module docstring) of the map run ``config``.
 
     Args:
@@ -217,7 +256,7 @@ def write_map(report: dict, out_dir: str) -> str:
 def format_map(report: dict) -> str:
     """``report`` as readable text: the page count first, then each section."""
 
-    def table(title: str, rows) -> list[str]:
+    def table(title: str, rows: Iterable[tuple[str, Any]]) -> list[str]:  # Any: a value of the report
         rows = [(str(name), value) for name, value in rows]
         if not rows:
             return [f"{title}: none"]
@@ -272,7 +311,7 @@ def load_map(out_dir: str) -> dict | None:
     return report if isinstance(report, dict) else None
 
 
-def expected_urls(config) -> int | None:
+def expected_urls(config: _MapSettings) -> int | None:
     """The number of URLs a crawl of ``config`` will finish, from the map in its
     ``out_dir``: the map's ``urls``, capped by ``max_pages``. None, with a log line
     saying why, when there is a map it cannot use (another seed, scope or limit, or an

@@ -48,6 +48,7 @@ import os
 import re
 import tempfile
 import unicodedata
+from collections.abc import Iterable
 
 import xxhash
 
@@ -196,7 +197,7 @@ def _with_suffix(path: str, url: str, attempt: int) -> str:
     return f"{folder}/{stem}-{suffix}.md"
 
 
-def plan(urls) -> dict[str, str]:
+def plan(urls: Iterable[str]) -> dict[str, str]:
     """Files for ``urls`` (normalized URLs) such that no two are one file on Linux,
     macOS or Windows and no file is another's folder.
 

@@ -140,7 +140,7 @@ def next_shard_number(out_dir: str, worker_id: int) -> int:
     return max(numbers, default=-1) + 1
 
 
-def open_binary(path: str, compression: str | None):
+def open_binary(path: str, compression: str | None) -> io.BufferedIOBase:
     """A binary reader of the uncompressed bytes of a shard (close it after use)."""
     if compression is None:
         return open(path, "rb")

@@ -44,6 +44,7 @@ import os
 import socket
 import threading
 import zlib
+from typing import Protocol
 
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.timeutils import datetime_to_iso_date
@@ -75,6 +76,18 @@ def warc_path(out_dir: str, worker_id: int, now: datetime.datetime | None = None
 def warc_files(out_dir: str) -> list[str]:
     """The finished WARC files in ``out_dir``, sorted by name (fetcher, then time)."""
     return sorted(glob.glob(os.path.join(out_dir, WARC_GLOB)))
+
+
+class _WarcSettings(Protocol):
+    """What :meth:`WarcWriter.from_config` reads of a :class:`crawler.config.CrawlConfig`
+    (not imported: the config is a higher layer, see tests/test_layers.py)."""
+
+    @property
+    def out_dir(self) -> str: ...
+    @property
+    def user_agent(self) -> str: ...
+    @property
+    def obey_robots(self) -> bool: ...
 
 
 class WarcWriter:
@@ -116,7 +129,7 @@ class WarcWriter:
         self._append(buffer.getvalue())
 
     @classmethod
-    def from_config(cls, config, worker_id: int) -> WarcWriter:
+    def from_config(cls, config: _WarcSettings, worker_id: int) -> WarcWriter:
         """The writer of fetcher ``worker_id`` for a :class:`crawler.config.CrawlConfig`."""
         return cls(warc_path(config.out_dir, worker_id), config.user_agent, config.obey_robots)
 
@@ -175,7 +188,7 @@ class WarcWriter:
         os.replace(self.path + OPEN_SUFFIX, self.path)
 
 
-def _writer(buffer) -> WARCWriter:
+def _writer(buffer: io.BytesIO) -> WARCWriter:
     """A warcio writer of gzip-per-record WARC/1.1 into ``buffer``."""
     return WARCWriter(buffer, gzip=True, warc_version=WARC_VERSION)
 

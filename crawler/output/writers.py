@@ -16,6 +16,7 @@ import json
 import logging
 import os
 import threading
+from collections.abc import Iterable
 
 from crawler.output.shards import DEFAULT_SHARD_BYTES, compress_shard, next_shard_number, shard_name
 
@@ -38,7 +39,7 @@ class LineWriter:
         self._file = open(path, "a", encoding="utf-8", newline="\n")
         self._lock = threading.Lock()
 
-    def write_lines(self, lines) -> None:
+    def write_lines(self, lines: Iterable[str]) -> None:
         """Append ``lines`` (strings without newlines) as one write."""
         text = "".join(line + "\n" for line in lines)
         if text:
@@ -85,7 +86,7 @@ class ShardWriter:
         """The shard being written (or the next one, before its first line)."""
         return os.path.join(self.out_dir, shard_name(self.worker_id, self._number))
 
-    def write_lines(self, lines) -> None:
+    def write_lines(self, lines: Iterable[str]) -> None:
         """Append ``lines`` (strings without newlines) as one write, in one shard.
 
         Raises:
@@ -136,7 +137,7 @@ class RecordWriter:
         self.pages = ShardWriter(out_dir, worker_id, shard_bytes, compression)
         self.edges = LineWriter(edges_path(out_dir, worker_id))
 
-    def write(self, record: dict, edges) -> None:
+    def write(self, record: dict, edges: Iterable[tuple[str, str, str, bool]]) -> None:
         """Write one page record and its edges ``[(source, target, kind, in_scope)]``.
 
         Edges go first: a record on disk implies its edges are on disk too.

@@ -14,7 +14,8 @@ import logging
 import socket
 import threading
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
 
 import requests
 import urllib3
@@ -87,7 +88,7 @@ class _WatchedConnectionMixin(_ConnectionBase):
 
     _sent: list[bytes] | None = None  # the request head's pieces while recording
 
-    def request(self, *args, **kwargs):
+    def request(self, *args: Any, **kwargs: Any) -> None:
         exchange = getattr(_ACTIVE, "exchange", None)
         if exchange is not None:
             exchange.sent_at = datetime.datetime.now(datetime.UTC)
@@ -104,7 +105,7 @@ class _WatchedConnectionMixin(_ConnectionBase):
             deadline.attach(self.sock)
         return result
 
-    def send(self, data):
+    def send(self, data: Any) -> None:  # http.client's _DataType, private to typeshed
         super().send(data)
         if self._sent is not None and isinstance(data, (bytes, bytearray)):
             self._sent.append(bytes(data))
@@ -126,7 +127,7 @@ class _WatchedHTTPSPool(HTTPSConnectionPool):
     ConnectionCls = _WatchedHTTPSConnection
 
 
-def _peer_ip(sock) -> str | None:
+def _peer_ip(sock: Any) -> str | None:  # Any: None or a non-socket is caught below
     """The IP address the socket is connected to, or None (closed, or not an IP socket)."""
     try:
         return sock.getpeername()[0]
@@ -142,16 +143,17 @@ class _WatchedAdapter(HTTPAdapter):
     an empty query (``/p?``) as written: requests would send ``/p``, another URL
     (RFC 3986 §6.2.3 keeps an empty query distinct from none)."""
 
-    def init_poolmanager(self, *args, **kwargs):
+    def init_poolmanager(self, *args: Any, **kwargs: Any) -> None:
         super().init_poolmanager(*args, **kwargs)
         self.poolmanager.pool_classes_by_scheme = _WATCHED_POOLS
 
-    def proxy_manager_for(self, proxy, **proxy_kwargs):
+    def proxy_manager_for(self, proxy: str, **proxy_kwargs: Any) -> Any:
         manager = super().proxy_manager_for(proxy, **proxy_kwargs)
         manager.pool_classes_by_scheme = _WATCHED_POOLS  # HTTP(S)_PROXY: watched too
         return manager
 
-    def request_url(self, request, proxies):
+    # request: a requests.PreparedRequest, as Any: its url is typed str | None (_get sets it)
+    def request_url(self, request: Any, proxies: dict[str, str] | None) -> str:
         target = super().request_url(request, proxies)
         if request.url.endswith("?") and not target.endswith("?"):
             target += "?"
@@ -202,7 +204,8 @@ class Exchange:
         """The body bytes received (see the class docstring)."""
         return b"".join(self.body_parts)
 
-    def record_response(self, original) -> None:
+    # original: an http.client.HTTPResponse, as Any: its read1 method is replaced below
+    def record_response(self, original: Any) -> None:
         """Keep the status line and headers of ``original`` (the ``http.client``
         response under urllib3's, as requests' cookie code reads it) and tee its body
         reads into :attr:`body_parts`: urllib3 reads the body through its ``read1``,
@@ -212,7 +215,7 @@ class Exchange:
         self.headers = list(original.msg.raw_items())
         read1, parts = original.read1, self.body_parts
 
-        def recording_read1(n=-1):
+        def recording_read1(n: int = -1) -> bytes:
             data = read1(n)
             if data:
                 parts.append(data)
@@ -268,6 +271,22 @@ class Response:
     method: str = "GET"
 
 
+class _ClientSettings(Protocol):
+    """What :meth:`HttpClient.from_config` reads of a :class:`crawler.config.CrawlConfig`
+    (not imported: the config is a higher layer, see tests/test_layers.py)."""
+
+    @property
+    def user_agent(self) -> str: ...
+    @property
+    def connect_timeout_s(self) -> float: ...
+    @property
+    def read_timeout_s(self) -> float: ...
+    @property
+    def total_timeout_s(self) -> float: ...
+    @property
+    def max_body_bytes(self) -> int: ...
+
+
 class HttpClient:
     """One ``requests.Session`` (keep-alive pool) with the crawl's limits.
 
@@ -289,7 +308,7 @@ class HttpClient:
         read_timeout_s: float = 30.0,
         total_timeout_s: float = 120.0,
         max_body_bytes: int = 20 * 1024 * 1024,
-        on_exchange=None,
+        on_exchange: Callable[[Exchange], object] | None = None,
     ) -> None:
         self.session = requests.Session()
         for prefix in ("http://", "https://"):
@@ -303,7 +322,9 @@ class HttpClient:
         self.on_exchange = on_exchange
 
     @classmethod
-    def from_config(cls, config, on_exchange=None) -> HttpClient:
+    def from_config(
+        cls, config: _ClientSettings, on_exchange: Callable[[Exchange], object] | None = None
+    ) -> HttpClient:
         """Build a client from a :class:`crawler.config.CrawlConfig` (``on_exchange``: see
         the class)."""
         return cls(
@@ -315,7 +336,14 @@ class HttpClient:
             on_exchange,
         )
 
-    def get(self, url: str, max_body_bytes: int | None = None, *, method: str = "GET", body_wanted=None) -> Response:
+    def get(
+        self,
+        url: str,
+        max_body_bytes: int | None = None,
+        *,
+        method: str = "GET",
+        body_wanted: Callable[[str | None], bool] | None = None,
+    ) -> Response:
         """GET ``url`` without following redirects; the body is cut at
         ``max_body_bytes`` (default: the client's). A recording client hands the
         exchange to ``on_exchange`` before returning or raising.
@@ -346,12 +374,17 @@ class HttpClient:
         """Hand ``exchange`` to ``on_exchange``; a failure there (a header warcio cannot
         write, a full disk) loses that WARC record, never the fetch."""
         try:
-            self.on_exchange(exchange)
+            self.on_exchange(exchange)  # type: ignore[misc]  # get() calls this only when it is set
         except Exception as exc:
             log.warning("WARC record of %s not written: %s: %s", exchange.url, type(exc).__name__, exc)
 
     def _watched_get(
-        self, url: str, max_body_bytes: int | None, exchange: Exchange | None, method: str = "GET", body_wanted=None
+        self,
+        url: str,
+        max_body_bytes: int | None,
+        exchange: Exchange | None,
+        method: str = "GET",
+        body_wanted: Callable[[str | None], bool] | None = None,
     ) -> Response:
         """:meth:`get` under the wall-clock watchdog, ``exchange`` filled in if given."""
         started = time.monotonic()
@@ -390,7 +423,7 @@ class HttpClient:
         started: float,
         cap: int,
         method: str = "GET",
-        body_wanted=None,
+        body_wanted: Callable[[str | None], bool] | None = None,
         exchange: Exchange | None = None,
     ) -> Response:
         """:meth:`get` without the watchdog; translates every foreign exception."""
@@ -462,7 +495,7 @@ class HttpClient:
             settings = self._env_cache[key] = self.session.merge_environment_settings(url, {}, True, None, None)
         return settings
 
-    def _read_body(self, raw, cap: int) -> tuple[bytes, bool]:
+    def _read_body(self, raw: urllib3.BaseHTTPResponse, cap: int) -> tuple[bytes, bool]:
         """Read the decoded body in ``read1`` steps (each returns as soon as any data
         arrived), up to the size cap. The deadline is the watchdog's (:meth:`get`)."""
         chunks: list[bytes] = []
@@ -482,7 +515,7 @@ class HttpClient:
         self.session.close()
 
 
-def _no_body(_content_type) -> bool:
+def _no_body(_content_type: str | None) -> bool:
     """``body_wanted`` of a HEAD: there is no body to read."""
     return False
 
@@ -493,7 +526,7 @@ def _content_length(value: str | None) -> int | None:
     return int(value) if value.isascii() and value.isdigit() else None  # not "²"
 
 
-def _more_follows(raw) -> bool:
+def _more_follows(raw: urllib3.BaseHTTPResponse) -> bool:
     """After exactly ``max_body_bytes``: does the body go on? A stall or error counts as
     yes (the cap was reached, so the record is marked truncated rather than failed)."""
     try:

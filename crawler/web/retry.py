@@ -86,7 +86,7 @@ class RetryQueue:
         self._heap: list[tuple[float, int, object]] = []  # (due, seq, task)
         self._seq = itertools.count()
 
-    def push(self, task, due: float) -> None:
+    def push(self, task: object, due: float) -> None:
         """Hold ``task`` until ``due`` (monotonic seconds)."""
         heapq.heappush(self._heap, (due, next(self._seq), task))
 

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import re
 import urllib.parse
+from collections.abc import Iterable
+from typing import Protocol
 
 
 def host_of(url: str) -> str:
@@ -54,6 +56,20 @@ def site_of(url: str) -> str:
     return netloc.rpartition("@")[2].lower()
 
 
+class _ScopeSettings(Protocol):
+    """What :meth:`Scope.from_config` reads of a :class:`crawler.config.CrawlConfig`
+    (not imported: the config is a higher layer, see tests/test_layers.py)."""
+
+    @property
+    def seeds(self) -> tuple[str, ...]: ...
+    @property
+    def allow_domains(self) -> tuple[str, ...]: ...
+    @property
+    def include(self) -> tuple[str, ...]: ...
+    @property
+    def exclude(self) -> tuple[str, ...]: ...
+
+
 class Scope:
     """Scope test for normalized absolute URLs.
 
@@ -66,7 +82,13 @@ class Scope:
         re.error: a regex does not compile (the config validates them first).
     """
 
-    def __init__(self, seeds, allow_domains=(), include=(), exclude=()) -> None:
+    def __init__(
+        self,
+        seeds: Iterable[str],
+        allow_domains: Iterable[str] = (),
+        include: Iterable[str] = (),
+        exclude: Iterable[str] = (),
+    ) -> None:
         self.sites = frozenset(site_of(s) for s in seeds)
         keys = [k for k in map(domain_key, allow_domains) if k is not None]
         self.hosts = frozenset(k for k in keys if not k.startswith("."))
@@ -75,7 +97,7 @@ class Scope:
         self.exclude = tuple(re.compile(p) for p in exclude)
 
     @classmethod
-    def from_config(cls, config) -> Scope:
+    def from_config(cls, config: _ScopeSettings) -> Scope:
         """Build the scope of a :class:`crawler.config.CrawlConfig`."""
         return cls(config.seeds, config.allow_domains, config.include, config.exclude)
 

@@ -187,7 +187,7 @@ def _xml_parser() -> etree.XMLParser:
     )
 
 
-def _loc_text(loc) -> str | None:
+def _loc_text(loc: etree._Element | None) -> str | None:
     """The stripped text of a ``<loc>``; ``None`` if absent, or if it holds anything
     but text (an unexpanded entity reference, a stray element): the value is unknown."""
     if loc is None or len(loc):
@@ -195,7 +195,7 @@ def _loc_text(loc) -> str | None:
     return (loc.text or "").strip() or None
 
 
-def _last_element(root):
+def _last_element(root: etree._Element) -> etree._Element:
     """The element a document cut in its middle ends in (the last one in document
     order): if it is a ``<loc>``, its text may be a URL cut short."""
     while len(root):

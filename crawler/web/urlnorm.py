@@ -429,7 +429,7 @@ REQUEST_PIPELINE: tuple[Callable[[Parts], Parts | None], ...] = (
 PIPELINE: tuple[Callable[[Parts], Parts | None], ...] = REQUEST_PIPELINE + (_step_query_order,)
 
 
-def _run(pipeline, url, base) -> str | None:
+def _run(pipeline: tuple[Callable[[Parts], Parts | None], ...], url: str, base: str | None) -> str | None:
     if not isinstance(url, str) or not isinstance(base, (str, type(None))):
         return None
     parts = _resolve_parts(clean_reference(url), base)
