@@ -20,6 +20,7 @@ from crawler.engine.diskfrontier import DEFAULT_BUDGET, DiskFrontier
 from crawler.engine.frontier import MemoryFrontier
 from crawler.engine.messages import KIND_ROBOTS, KIND_SITEMAP, FetchTask
 from crawler.engine.statestore import (
+    BATCH_ROWS,
     CONTENT_DUPLICATE,
     CONTENT_FIRST,
     CONTENT_NEAR,
@@ -774,3 +775,68 @@ def test_a_forked_child_never_uses_the_parents_connection(path):
         assert list(again.urls_in(FRONTIER)) == ["http://a.example/parent"] + [
             f"http://a.example/child{i}" for i in range(11, 15)
         ] + ["http://a.example/parent2"]
+
+
+# -- a popped row whose take is pending (StateStore.take_row), in a set_states that
+# raises part-way: found by a reviewer of the deferred takes
+
+
+TAKES = "http://a.example/"
+
+
+@pytest.fixture
+def popped_store(tmp_path):
+    """A store with ``BATCH_ROWS`` rows already in flight (o0..o999), and a DiskFrontier
+    holding /p and /w; /p is popped (its take pending), /w waits."""
+    path = str(tmp_path / STATE_FILE)
+    store = StateStore(path)
+    store.add(FetchTask(f"{TAKES}o{i}", 0) for i in range(BATCH_ROWS))
+    store.set_state([f"{TAKES}o{i}" for i in range(BATCH_ROWS)], IN_FLIGHT)
+    frontier = DiskFrontier(store)
+    frontier.push(FetchTask(TAKES + "p", 0))
+    frontier.push(FetchTask(TAKES + "w", 0))
+    store.commit()
+    assert frontier.pop().url == TAKES + "p"
+    yield path, store, frontier
+    store.close()
+
+
+def test_a_refused_batch_leaves_the_popped_row_in_flight(popped_store):
+    path, store, frontier = popped_store
+    with pytest.raises(ValueError, match="to the frontier"):
+        store.set_states([(TAKES + "p", VISITED, "page"), (TAKES + "o0", FRONTIER, None)])
+    assert store.state_of(TAKES + "p") == IN_FLIGHT  # the take is kept, and written
+
+
+def test_after_a_refused_batch_the_popped_task_can_be_put_back(popped_store):
+    path, store, frontier = popped_store
+    with pytest.raises(ValueError, match="unknown state"):
+        store.set_states([(TAKES + "p", VISITED, "page"), (TAKES + "o0", "done", None)])
+    frontier.push(FetchTask(TAKES + "p", 0))  # as a dead fetcher's task is put back
+
+
+def test_after_a_refused_batch_and_a_crash_the_resume_counts_the_row_in_flight(popped_store):
+    path, store, frontier = popped_store
+    with pytest.raises(ValueError):
+        store.set_states([(TAKES + "p", VISITED, "page"), (TAKES + "o0", FRONTIER, None)])
+    store.close()
+    with StateStore(path) as again:
+        assert again.state_of(TAKES + "p") == IN_FLIGHT
+        assert again.reset_for_resume() == BATCH_ROWS + 1
+
+
+def test_key_error_in_a_full_batch_still_moves_the_other_urls_of_the_batch(popped_store):
+    path, store, frontier = popped_store
+    rows = [(TAKES + "p", VISITED, "page")] + [(f"{TAKES}o{i}", VISITED, "page") for i in range(BATCH_ROWS - 1)]
+    with pytest.raises(KeyError):
+        store.set_states(rows + [(TAKES + "nope", VISITED, "page")])
+    # set_state's docstring: "The other URLs of its batch of 1,000 (and earlier batches) are moved."
+    assert store.state_of(TAKES + "o0") == VISITED
+    assert store.state_of(TAKES + "p") == VISITED
+
+
+def test_a_popped_url_named_twice_across_a_full_batch_is_settled_by_its_last_row(popped_store):
+    path, store, frontier = popped_store
+    rows = [(TAKES + "p", VISITED, "page")] + [(f"{TAKES}o{i}", VISITED, "page") for i in range(BATCH_ROWS - 1)]
+    store.set_states(rows + [(TAKES + "p", FAILED, "http 500")])
+    assert store.state_of(TAKES + "p") == FAILED

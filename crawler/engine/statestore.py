@@ -574,24 +574,34 @@ class StateStore:
         if self._frontier is not None:
             sql += " AND state <> 'frontier'"
         batch: list[tuple[str, str | None, str]] = []
-        popped: list[tuple[str, str | None, int]] = []  # rows of pending takes, by seq
-        takes = self._takes
+        popped: list[tuple[str, str | None, int, str]] = []  # rows of pending takes, by seq
         for url, state, reason in rows:
             _check_state(state)
             if state == FRONTIER:
                 raise ValueError("set_states cannot move a URL to the frontier: use set_state")
-            seq = takes.pop(url, None)
-            if seq is not None:  # popped this turn: its take need not be written at all
-                popped.append((state, reason, seq))
+            seq = self._takes.get(url)
+            if seq is not None:  # popped, its take still pending: written by seq, take dropped
+                popped.append((state, reason, seq, url))
             else:
                 batch.append((state, reason, url))
-            if len(batch) == BATCH_ROWS:
-                self._set_rows(sql, batch)
-                batch = []
+            if len(batch) + len(popped) == BATCH_ROWS:
+                self._settle_batch(sql, batch, popped)
+                batch, popped = [], []
+        if batch or popped:
+            self._settle_batch(sql, batch, popped)
+
+    def _settle_batch(
+        self, sql: str, batch: list[tuple[str, str | None, str]], popped: list[tuple[str, str | None, int, str]]
+    ) -> None:
+        """Write one batch of :meth:`set_states`: the rows of pending takes by seq (their
+        takes then dropped: a final state needs no in-flight write first), the others by
+        URL. A batch refused earlier leaves its pending takes as they were."""
         if popped:
             self._begin(self._connection(flush=False)).executemany(
-                "UPDATE urls SET state = ?, reason = ?, loaded = 0 WHERE seq = ?", popped
+                "UPDATE urls SET state = ?, reason = ?, loaded = 0 WHERE seq = ?", [row[:3] for row in popped]
             )
+            for _state, _reason, _seq, url in popped:
+                self._takes.pop(url, None)
         if batch:
             self._set_rows(sql, batch)
 
