@@ -68,22 +68,30 @@ def test_take_back_returns_what_no_reader_took_in_order(channel):
     assert channel.take_back(0.2) == [] and not channel.pending()
 
 
-def test_take_back_leaves_a_frame_written_in_part_to_the_pipe(channel):
-    sent = tasks(6, BIG)
+def test_take_back_returns_whole_frames_and_the_frame_begun_when_no_reader_is_in_it(channel):
+    sent = tasks(3) + tasks(6, BIG)  # the pipe fills up inside one of the big frames
     for task in sent:
         channel.put(task)
     assert channel._offset > 0  # one frame is half in the pipe, nobody reads
     started = time.monotonic()
-    taken = channel.take_back(0.3)
-    assert time.monotonic() - started < 2
-    in_pipe = len(sent) - len(taken)
-    assert taken == sent[in_pipe:] and channel.pending()  # the begun frame still goes out
+    assert channel.take_back(0.3) == sent
+    assert time.monotonic() - started < 2 and not channel.pending()
+    with pytest.raises(queue.Empty):  # nothing left in the pipe either
+        channel.get(timeout=0.2)
+
+
+def test_a_reader_inside_the_frame_begun_gets_it_and_the_rest_is_taken_back(channel):
+    big, after = tasks(1, 3 * BIG), tasks(2)  # ~90 KB: the reader blocks inside it
+    channel.put(big[0])
+    for task in after:
+        channel.put(task)
     got: list = []
-    reader = threading.Thread(target=lambda: got.extend(channel.get(timeout=10) for _ in range(in_pipe)))
+    reader = threading.Thread(target=lambda: got.append(channel.get(timeout=10)))
     reader.start()
-    assert channel.flush_until(time.monotonic() + 10)
+    time.sleep(0.3)  # it has read what the pipe held and waits for the rest, holding the lock
+    assert channel.take_back(0.3) == after
     reader.join(10)
-    assert got == sent[:in_pipe]
+    assert got == big and not channel.pending()
 
 
 def _echo(channel: TaskChannel, results) -> None:

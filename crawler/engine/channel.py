@@ -17,12 +17,15 @@ reader meanwhile waits for it, which is the reader waiting, never the dispatcher
 
 from __future__ import annotations
 
+import array
 import collections
+import fcntl
 import os
 import pickle
 import queue
 import select
 import struct
+import termios
 import time
 from multiprocessing import context, synchronize
 from multiprocessing.connection import Connection
@@ -31,6 +34,19 @@ from crawler.engine.messages import FetchTask
 
 #: Frame header: the payload's length, as ``Connection.send_bytes`` writes it.
 _HEADER = struct.Struct("!i")
+
+
+def _load(frame: bytes) -> FetchTask | None:
+    """The task (or STOP) of a whole frame."""
+    task: FetchTask | None = pickle.loads(memoryview(frame)[_HEADER.size :])
+    return task
+
+
+def _bytes_in(fd: int) -> int:
+    """Bytes waiting in the pipe whose read end is ``fd`` (``FIONREAD``)."""
+    count = array.array("i", [0])
+    fcntl.ioctl(fd, termios.FIONREAD, count, True)
+    return count[0]
 
 
 class TaskChannel:
@@ -109,22 +125,61 @@ class TaskChannel:
                 return not self._frames
             poller.poll(max(1, int(left * 1000)))
 
-    def take_back(self, wait_s: float) -> list:
-        """The tasks no fetcher thread has read yet, removed from the channel: those still
-        in this side's buffer, and those waiting in the pipe (each read waits up to
-        ``wait_s`` seconds). A frame already written in part is first finished, for
-        ``wait_s`` at most; if it cannot be, the pipe is left as it is (its tasks will be
-        fetched and reported)."""
-        start = 1 if self._offset else 0  # a frame begun belongs to the pipe
+    def take_back(self, wait_s: float) -> list[FetchTask | None]:
+        """The tasks no fetcher thread has begun to read, removed from the channel, in
+        order: those waiting in the pipe (a frame written there in part included: its
+        rest is here) and those still in this side's buffer. The read lock is waited
+        for up to ``wait_s`` seconds; a thread that holds it that long is waiting, on an
+        empty pipe or inside a frame begun, which is then its task: its rest is written
+        (for ``wait_s`` at most, else later by :meth:`flush`) and only the buffer is
+        taken back."""
+        taken: list[FetchTask | None] = []
+        if self._rlock.acquire(True, wait_s):
+            try:
+                taken = self._read_pipe()
+            finally:
+                self._rlock.release()
+        elif self._offset:
+            self._finish_begun(time.monotonic() + wait_s)
+        start = 1 if self._offset else 0  # a frame begun and not taken back stays
         unsent = [self._frames.pop() for _ in range(len(self._frames) - start)][::-1]
-        taken: list = []
-        if not self._frames or self.flush_until(time.monotonic() + wait_s):
-            while True:
-                try:
-                    taken.append(self.get(wait_s))
-                except queue.Empty:
-                    break
-        return taken + [pickle.loads(memoryview(frame)[_HEADER.size :]) for frame in unsent]
+        return taken + [_load(frame) for frame in unsent]
+
+    def _read_pipe(self) -> list[FetchTask | None]:
+        """Under the read lock: every task in the pipe. No reader is inside a frame, so
+        the pipe holds whole frames, then the first :attr:`_offset` bytes of the frame
+        begun, whose rest is ``_frames[0]``."""
+        fd = self._reader.fileno()
+        taken: list[FetchTask | None] = []
+        while _bytes_in(fd) > self._offset:
+            taken.append(pickle.loads(self._reader.recv_bytes()))
+        if self._offset:
+            head = b""
+            while len(head) < self._offset:
+                head += os.read(fd, self._offset - len(head))
+            frame = self._frames.popleft()
+            self._offset = 0
+            taken.append(_load(head + frame[len(head) :]))
+        return taken
+
+    def _finish_begun(self, deadline: float) -> None:
+        """Write the rest of the frame begun (that one only), waiting for room in the
+        pipe until ``deadline`` (monotonic seconds)."""
+        poller = select.poll()
+        poller.register(self.fileno(), select.POLLOUT)
+        while self._offset:
+            frame = self._frames[0]
+            try:
+                self._offset += os.write(self.fileno(), memoryview(frame)[self._offset :])
+            except BlockingIOError:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                poller.poll(max(1, int(left * 1000)))
+                continue
+            if self._offset == len(frame):
+                self._frames.popleft()
+                self._offset = 0
 
     def close(self) -> None:
         """Close both ends held here (frames not written are dropped)."""
