@@ -40,6 +40,12 @@ CHROME_MAIN_MD = (
     "| key | value |\n| --- | --- |\n| a | 1 |\n```\nx = 1\ny = 2\n```\n\nA footnote of the text."
 )
 
+# The same by the default converter, html-to-markdown (a crawl's).
+CHROME_MAIN_DEFAULT_MD = (
+    "# Install\n\nRead the [setup notes](http://h/docs/setup.html) first.\n\n- one\n- two\n\n"
+    "| key | value |\n| --- | --- |\n| a | 1 |\n\n```\nx = 1\ny = 2\n```\n\nA footnote of the text."
+)
+
 # No landmark at all: the extractor (trafilatura) picks the article out of div soup.
 SOUP = """<html><head><title>Post</title></head><body>
 <div class="menu"><a href="/">Home</a> | <a href="/blog">Blog</a> | <a href="/contact">Contact</a></div>
@@ -52,12 +58,19 @@ SOUP = """<html><head><title>Post</title></head><body>
 </body></html>"""
 
 
+def md(html: str, base: str, **settings) -> tuple[str, str]:
+    """(Markdown, what was converted) by html2text, the converter these cases pin."""
+    conversion, kind, error = page_markdown(html, base, converter="html2text", **settings)
+    assert error is None and conversion.converter == "html2text"
+    return conversion.markdown, kind
+
+
 def test_landmarked_chrome_is_removed_and_the_body_kept():
-    assert page_markdown(CHROME, BASE) == (CHROME_MAIN_MD, "main")
+    assert md(CHROME, BASE) == (CHROME_MAIN_MD, "main")
 
 
 def test_keep_boilerplate_converts_the_whole_page():
-    assert page_markdown(CHROME, BASE, keep_boilerplate=True) == (
+    assert md(CHROME, BASE, keep_boilerplate=True) == (
         "[Home](http://h/) [About us](http://h/about)\n\n"
         "  * [Section A](http://h/a)\n  * [Section B](http://h/b)\n\n"
         "We use cookies. Accept\n\n" + CHROME_MAIN_MD + " Related posts Copyright 2024",
@@ -66,7 +79,7 @@ def test_keep_boilerplate_converts_the_whole_page():
 
 
 def test_without_landmarks_the_extractor_selects_the_article():
-    assert page_markdown(SOUP, BASE) == (
+    assert md(SOUP, BASE) == (
         "## Why crawlers need politeness\n\n"
         "A crawler that sends many requests at once to one server can slow it down for every other "
         "visitor, so polite crawlers limit the requests in flight per host.\n\n"
@@ -87,7 +100,7 @@ def test_extracted_inline_code_stays_inline_and_blocks_stay_blocks():
         "<p>The records are JSON lines, one file per fetcher process, appended to and never "
         "rewritten by a resumed crawl.</p></div></body></html>"
     )
-    assert page_markdown(html, BASE) == (
+    assert md(html, BASE) == (
         "Call `crawl()` with a [`CrawlConfig`](http://h/docs/config.html) and read the records it "
         "writes to the output folder, one per page.\n```\ncrawl(config)\nprint(done)\n```\n\n"
         "The records are JSON lines, one file per fetcher process, appended to and never rewritten "
@@ -103,7 +116,7 @@ def test_an_extracted_pre_code_block_is_one_fenced_block():
         "a body of text here.</p><pre><code>x = 1\ny = 2</code></pre><p>after</p></div>"
         "</body></html>"
     )
-    assert page_markdown(html, BASE) == (
+    assert md(html, BASE) == (
         "Intro paragraph with enough words to count as a body of text here.\n```\nx = 1\ny = 2\n```\n\nafter",
         "main",
     )
@@ -113,7 +126,7 @@ def test_a_short_page_the_extractor_would_flatten_keeps_its_blocks():
     # trafilatura's baseline fall-back (short text) returns one paragraph of all the text
     html = "<html><body><h1>Same</h1><p>Same words.</p></body></html>"
     assert main_content(html) == "<body><h1>Same</h1><p>Same words.</p></body>"
-    assert page_markdown(html, BASE) == ("# Same\n\nSame words.", "main")
+    assert md(html, BASE) == ("# Same\n\nSame words.", "main")
 
 
 @pytest.mark.parametrize(
@@ -156,7 +169,7 @@ def test_without_a_landmark_the_region_keeps_notes_code_tables_and_headings():
         "<pre>pip install thing\nthing --init</pre><table><tr><th>option</th><th>value</th></tr>"
         "<tr><td>opt</td><td>val</td></tr></table></div></body></html>"
     )
-    assert page_markdown(html, BASE) == (
+    assert md(html, BASE) == (
         f"# Setup notes\n\n{P1}\n\nWarning: never run this in production without a backup; data "
         f"loss follows.\n\n## Steps\n\n{P2}\n```\npip install thing\nthing --init\n```\n\n"
         "| option | value |\n| --- | --- |\n| opt | val |",
@@ -170,7 +183,7 @@ def test_a_header_inside_the_text_stays_a_page_level_footer_goes():
         f"on 2024-01-01</p></header><p>{P1}</p><p>{P2}</p></div><footer>Copyright 2024 Example"
         "</footer></body></html>"
     )
-    assert page_markdown(html, BASE) == (f"# Release 2.0 is out\n\nPosted by Ann on 2024-01-01\n\n{P1}\n\n{P2}", "main")
+    assert md(html, BASE) == (f"# Release 2.0 is out\n\nPosted by Ann on 2024-01-01\n\n{P1}\n\n{P2}", "main")
 
 
 def test_the_region_keeps_the_title_before_it_and_drops_unselected_link_blocks():
@@ -182,7 +195,7 @@ def test_the_region_keeps_the_title_before_it_and_drops_unselected_link_blocks()
         " <a href='/t/c'>gamma</a></div></div></div><div class='widgets'><h3>Archive</h3>"
         "<a href='/2023'>2023</a> <a href='/2022'>2022</a></div></div></body></html>"
     )
-    assert page_markdown(html, BASE) == (f"# A post title\n\n{P1}\n\n{P2}", "main")
+    assert md(html, BASE) == (f"# A post title\n\n{P1}\n\n{P2}", "main")
 
 
 def test_a_page_over_the_extraction_cap_keeps_what_the_pre_pass_kept(monkeypatch):
@@ -204,20 +217,20 @@ def test_a_link_dense_page_keeps_every_link_the_pre_pass_kept():
         "<html><body><nav><a href='/'>Home</a></nav><ul><li><a href='a'>Alpha</a></li>"
         "<li><a href='b'>Beta</a> page</li></ul></body></html>"
     )
-    assert page_markdown(html, "http://h/") == ("  * [Alpha](http://h/a)\n  * [Beta](http://h/b) page", "main")
+    assert md(html, "http://h/") == ("  * [Alpha](http://h/a)\n  * [Beta](http://h/b) page", "main")
 
 
 def test_a_page_that_is_all_chrome_falls_back_to_the_whole_page():
     html = "<html><body><nav><a href='/'>Home</a> <a href='/x'>X</a></nav></body></html>"
     assert main_content(html) is None
-    assert page_markdown(html, "http://h/") == ("[Home](http://h/) [X](http://h/x)", "page")
+    assert md(html, "http://h/") == ("[Home](http://h/) [X](http://h/x)", "page")
 
 
 @pytest.mark.parametrize("selected", [None, "tiny"])
 def test_an_extractor_finding_nothing_usable_falls_back_to_the_whole_page(monkeypatch, selected):
     monkeypatch.setattr(content, "_extract_text", lambda root: selected)
     assert main_content(SOUP) is None
-    markdown, kind = page_markdown(SOUP, BASE)
+    markdown, kind = md(SOUP, BASE)
     assert kind == "page" and markdown.startswith("[Home](http://h/) | [Blog](http://h/blog)")
 
 
@@ -232,7 +245,7 @@ def test_header_inside_an_article_and_two_mains_are_kept():
         "<p>Body text of the article, long enough to be the article.</p></article>"
         "<footer>Site footer</footer></body></html>"
     )
-    assert page_markdown(html, "http://h/")[0] == "# Title\n\nBody text of the article, long enough to be the article."
+    assert md(html, "http://h/")[0] == "# Title\n\nBody text of the article, long enough to be the article."
 
 
 FLASK = "/usr/share/doc/python-flask-doc/html"
@@ -264,8 +277,8 @@ def _chrome_and_body(root: str):
     pages = _doc_pages(root)
     whole, main = {}, {}
     for url, text in pages:
-        whole[url] = page_markdown(text, url, keep_boilerplate=True)[0]
-        main[url] = page_markdown(text, url)
+        whole[url] = md(text, url, keep_boilerplate=True)[0]
+        main[url] = md(text, url)
     seen = collections.Counter()
     for markdown in whole.values():
         seen.update({line for line in markdown.splitlines() if LETTERS.search(line) and not line.startswith("```")})
@@ -275,7 +288,7 @@ def _chrome_and_body(root: str):
     for url, text in pages:
         tree = lxml.html.document_fromstring(text)
         tree.xpath("//*[@role='main']")[0].drop_tree()
-        chrome = page_markdown(lxml.html.tostring(tree, encoding="unicode"), url, keep_boilerplate=True)[0]
+        chrome = md(lxml.html.tostring(tree, encoding="unicode"), url, keep_boilerplate=True)[0]
         missing = (
             collections.Counter(WORD.findall(whole[url]))
             - collections.Counter(WORD.findall(main[url][0]))
@@ -292,10 +305,23 @@ def _chrome_and_body(root: str):
 # of main-content Markdown, every page "main" and no body word lost.
 # python3.11-doc: 530 pages, 20 such lines, none left; two pages have words of the
 # whole-page Markdown missing from the main Markdown that are not chrome words (link-URL
-# and underscore tokens; not investigated further).
+# and underscore tokens; not investigated further), and five grammar pages whose only
+# missing words are the URLs of the links inside their <pre> productions: the main
+# content keeps a link in a code block as its text, so the code stays byte for byte.
 FIGURES = {
     FLASK: (77, 9, set()),
-    PYTHON: (530, 20, {"http://127.0.0.1/faq/library.html", "http://127.0.0.1/howto/sorting.html"}),
+    PYTHON: (
+        530,
+        20,
+        {
+            "http://127.0.0.1/faq/library.html",
+            "http://127.0.0.1/howto/sorting.html",
+            *(
+                f"http://127.0.0.1/reference/{name}.html"
+                for name in ("compound_stmts", "expressions", "lexical_analysis", "simple_stmts", "toplevel_components")
+            ),
+        },
+    ),
 }
 
 
@@ -322,7 +348,8 @@ def test_crawl_writes_main_content_markdown_and_follows_navigation_links(tmp_pat
         )
         summary, records = run_crawl(tmp_path, server.url("/"), obey_robots=False)
         home, a = records[server.url("/")], records[server.url("/a.html")]
-        assert home["markdown"] == CHROME_MAIN_MD.replace("http://h/docs/", server.url("/"))
+        assert home["markdown"] == CHROME_MAIN_DEFAULT_MD.replace("http://h/docs/", server.url("/"))
+        assert home["converter"] == "html-to-markdown" and home["fallback_error"] is None
         assert (home["content"], a["content"], a["markdown"]) == ("main", "main", "Page A.")
         assert home["title"] == "Guide"
         assert server.hits["/a.html"] == 1  # found only in the nav: still followed

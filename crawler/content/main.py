@@ -173,7 +173,8 @@ def _strip_chrome(root: lxml.html.HtmlElement) -> None:
                 stack.append(child)
     doomed.extend(root.iter("script", "style"))
     for element in doomed:
-        element.drop_tree()
+        if element.getparent() is not None:  # a chrome ``script``/``style`` is listed twice
+            element.drop_tree()
 
 
 def _main_landmark(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
@@ -193,8 +194,46 @@ def _text(element: lxml.html.HtmlElement) -> str:
     return ET.tostring(element, method="text", encoding="unicode", with_tail=False)
 
 
+#: Controls inside the content that are not its text: a heading's permalink (Sphinx and
+#: MkDocs write ``<a class="headerlink">¶</a>``), "Edit on GitHub", "Skip to content".
+_CONTROL_TEXT = re.compile(
+    r"(?i)(edit (this page|on github|on gitlab|on bitbucket)|view (page )?source|skip to (main )?content)"
+)
+_PERMALINK_TEXT = ("¶", "§", "#", "🔗")
+
+
 def _serialize(element: lxml.html.HtmlElement) -> str:
+    """The HTML of ``element`` for the converter, without the controls inside it
+    (:func:`_drop_controls`) and with links in ``pre`` reduced to their text (a fenced
+    code block holds no link: its code stays byte for byte)."""
+    _drop_controls(element)
+    for link in list(element.iter("a")):
+        if any(ancestor.tag == "pre" for ancestor in link.iterancestors()):
+            link.drop_tag()
     return lxml.html.tostring(element, encoding="unicode", method="html")
+
+
+def _drop_controls(element: lxml.html.HtmlElement) -> None:
+    """Drop, inside ``element``, the permalinks of headings and definitions, the
+    "Edit on GitHub" and "Skip to content" links, and copy buttons."""
+    doomed = []
+    for control in element.iter("a", "button"):
+        classes = (control.get("class") or "").lower().split()
+        text = control.text_content().strip()
+        if control.tag == "button":
+            if any("copy" in c or "clipboard" in c for c in classes) or text.lower() in ("copy", "copy to clipboard"):
+                doomed.append(control)
+        elif "headerlink" in classes or (
+            text in _PERMALINK_TEXT
+            and (control.get("href") or "").startswith("#")
+            and ("permalink" in (control.get("title") or "").lower() or "anchor" in " ".join(classes))
+        ):
+            doomed.append(control)
+        elif _CONTROL_TEXT.fullmatch(text):
+            doomed.append(control)
+    for control in doomed:
+        if control.getparent() is not None:
+            control.drop_tree()
 
 
 def _extract_text(root: lxml.html.HtmlElement) -> str | None:
