@@ -1,0 +1,188 @@
+"""Does a page's Markdown say what its HTML says? Render the Markdown back to HTML with
+markdown-it-py (CommonMark, plus GFM pipe tables) and compare the two documents: the
+words in order, the headings and their levels, list nesting, table rows and cells,
+``<pre>`` blocks byte for byte, inline code, and link texts and targets.
+
+Used by ``tests/test_fidelity.py`` and ``bench/fidelity.py``. What a converter drops by
+design is dropped from the source first: ``script``, ``style``, ``template`` and
+``noscript`` elements and HTML comments; an image counts as its ``alt`` text.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import re
+import urllib.parse
+
+import lxml.html
+from markdown_it import MarkdownIt
+
+_RENDERER = MarkdownIt("commonmark").enable("table")
+_DROPPED = ("script", "style", "template", "noscript")
+_BLOCKS = (
+    "p", "div", "section", "article", "main", "aside", "header", "footer", "nav", "li", "ul", "ol", "dl", "dt", "dd",
+    "table", "thead", "tbody", "tfoot", "tr", "td", "th", "h1", "h2", "h3", "h4", "h5", "h6", "pre", "blockquote",
+    "figure", "figcaption", "br", "hr", "caption", "form", "fieldset", "details", "summary", "address", "button",
+)  # fmt: skip
+_WORD = re.compile(r"\S+")
+_HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+#: Block content that a GFM pipe table's cell cannot hold (one line per row).
+_CELL_BLOCKS = ("ul", "ol", "dl", "pre", "blockquote", "table", *_HEADINGS)  # a lone <p> fits a cell
+
+
+@dataclasses.dataclass(frozen=True)
+class Shape:
+    """What the comparison reads from one HTML document."""
+
+    words: list[str]
+    headings: list[tuple[int, str]]
+    lists: list[tuple[int, bool, int]]  # (nesting depth, ordered, items) per list outside tables
+    tables: list[list[int]]  # cells per row, per table whose cells hold no block (a pipe table's)
+    pre: list[str]
+    code: list[str]  # inline code, outside pre
+    links: list[tuple[str, str]]  # (text, absolute href)
+
+
+@dataclasses.dataclass(frozen=True)
+class Fidelity:
+    """The comparison of a page's HTML (``source``) with its rendered Markdown."""
+
+    source: Shape
+    rendered: Shape
+
+    @property
+    def text_exact(self) -> bool:
+        return self.source.words == self.rendered.words
+
+    def kept(self) -> dict[str, tuple[int, int]]:
+        """Per structure, ``(kept, in the source)``: an item is kept when the rendered
+        page has it equal, matched in order (a longest common subsequence)."""
+        s, r = self.source, self.rendered
+        return {
+            "headings": (_lcs(s.headings, r.headings), len(s.headings)),
+            "lists": (_lcs(s.lists, r.lists), len(s.lists)),
+            "tables": (_lcs(s.tables, r.tables), len(s.tables)),
+            "pre": (_lcs(s.pre, r.pre), len(s.pre)),
+            "code": (_lcs(s.code, r.code), len(s.code)),
+            "links": (_lcs(s.links, r.links), len(s.links)),
+        }
+
+    def word_diff(self) -> int:
+        """Words added or lost (by the words' longest common subsequence)."""
+        common = _lcs(self.source.words, self.rendered.words)
+        return len(self.source.words) + len(self.rendered.words) - 2 * common
+
+
+def render(markdown: str) -> str:
+    """The HTML a CommonMark reader (with pipe tables) makes of ``markdown``."""
+    return _RENDERER.render(markdown)
+
+
+def compare(html: str, markdown: str, base: str) -> Fidelity:
+    """Compare the HTML fragment or page ``html`` (links relative to ``base``) with the
+    rendering of its ``markdown``."""
+    return Fidelity(shape(html, base), shape(render(markdown), base))
+
+
+def shape(html: str, base: str) -> Shape:
+    """The words and structures of ``html`` (see the module docstring)."""
+    root = lxml.html.fragment_fromstring(html or "<p></p>", create_parent="div")
+    for element in list(root.iter(*_DROPPED)):
+        _drop(element)
+    for comment in list(root.iter(lxml.etree.Comment)):
+        _drop(comment)
+    for image in list(root.iter("img")):
+        alt = image.get("alt") or ""
+        _replace_with_text(image, alt)
+    # HTML: a newline right after <pre>'s start tag is not part of its content
+    pre = [_strip_one("".join(p.itertext()), "\n").rstrip("\n") for p in root.iter("pre")]
+    code = ["".join(c.itertext()) for c in root.iter("code") if not _inside(c, "pre")]
+    headings = [(int(h.tag[1]), " ".join(_WORD.findall("".join(h.itertext())))) for h in root.iter(*_HEADINGS)]
+    lists = [
+        (_depth(lst), lst.tag == "ol", len([li for li in lst if li.tag == "li"]))
+        for lst in root.iter("ul", "ol")
+        if not _inside(lst, "table")  # a pipe table's cell holds no list
+    ]
+    tables = [
+        [len(row.findall("td")) + len(row.findall("th")) for row in table.iter("tr")]
+        for table in root.iter("table")
+        if not any(e is not table for e in table.iter(*_CELL_BLOCKS))  # else no pipe table can hold it
+    ]
+    links = [
+        (" ".join(_WORD.findall("".join(a.itertext()))), urllib.parse.urljoin(base, a.get("href", "").strip()))
+        for a in root.iter("a")
+        if a.get("href") is not None
+    ]
+    return Shape(_words(root), headings, lists, tables, pre, code, links)
+
+
+def _words(root: lxml.html.HtmlElement) -> list[str]:
+    """The document's words in order; a block boundary separates words, inline markup
+    does not (``<b>A</b>aaa`` is one word)."""
+    pieces: list[str] = []
+
+    def walk(element: lxml.html.HtmlElement) -> None:
+        block = isinstance(element.tag, str) and element.tag in _BLOCKS
+        if block:
+            pieces.append(" ")
+        if element.text:
+            pieces.append(element.text)
+        for child in element:
+            walk(child)
+            if child.tail:
+                pieces.append(child.tail)
+        if block:
+            pieces.append(" ")
+
+    walk(root)
+    return _WORD.findall("".join(pieces))
+
+
+def _strip_one(text: str, prefix: str) -> str:
+    return text[len(prefix) :] if text.startswith(prefix) else text
+
+
+def _drop(element: lxml.html.HtmlElement) -> None:
+    parent = element.getparent()
+    if parent is not None:
+        element.drop_tree()
+
+
+def _replace_with_text(element: lxml.html.HtmlElement, text: str) -> None:
+    parent = element.getparent()
+    if parent is None:
+        return
+    previous = element.getprevious()
+    joined = text + (element.tail or "")
+    if previous is not None:
+        previous.tail = (previous.tail or "") + joined
+    else:
+        parent.text = (parent.text or "") + joined
+    parent.remove(element)
+
+
+def _inside(element: lxml.html.HtmlElement, tag: str) -> bool:
+    return any(ancestor.tag == tag for ancestor in element.iterancestors())
+
+
+def _depth(element: lxml.html.HtmlElement) -> int:
+    return sum(1 for ancestor in element.iterancestors() if ancestor.tag in ("ul", "ol"))
+
+
+def _lcs(a: list, b: list) -> int:
+    """Length of the longest common subsequence of ``a`` and ``b`` (exact for short
+    lists; for long ones, such as a page's words, difflib's matching blocks, a lower
+    bound that is exact when the lists are equal)."""
+    if a == b:
+        return len(a)
+    if len(a) * len(b) > 250_000:
+        matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+        return sum(block.size for block in matcher.get_matching_blocks())
+    previous = [0] * (len(b) + 1)
+    for x in a:
+        current = [0]
+        for j, y in enumerate(b):
+            current.append(previous[j] + 1 if x == y else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
