@@ -22,8 +22,8 @@ import os
 import sys
 import time
 
+from crawler.content.convert import CONVERTERS, DEFAULT_CONVERTER, convert
 from crawler.content.links import LINK_ATTRIBUTES, effective_base, extract, link_targets
-from crawler.content.markdown import to_markdown
 from crawler.content.neardup import simhash
 from crawler.engine.worker import page_markdown
 from crawler.web.decode import decode_html
@@ -70,12 +70,14 @@ def main() -> int:
             bodies.append(("http://127.0.0.1/" + os.path.relpath(path, args.root), f.read()))
     texts = [(url, decode_html(body, "text/html")[0]) for url, body in bodies]
     pages = [(url, text, extract(text)) for url, text in texts]
-    markdowns = [page_markdown(text, effective_base(url, page))[0] for url, text, page in pages]
+    markdowns = [page_markdown(text, effective_base(url, page))[0].markdown for url, text, page in pages]
     steps = {
         "decode": lambda item: decode_html(item[1], "text/html"),
         "extract (lxml)": lambda item: extract(item[1]),
         "resolve + normalize": lambda item: link_targets(item[0], item[2]),
-        "main content + markdown (html2text)": lambda item: page_markdown(item[1], effective_base(item[0], item[2])),
+        f"main content + markdown ({DEFAULT_CONVERTER})": lambda item: page_markdown(
+            item[1], effective_base(item[0], item[2])
+        ),
         "simhash (near duplicates)": simhash,
         "json record": lambda markdown: json.dumps({"markdown": markdown}, ensure_ascii=False),
     }
@@ -86,8 +88,15 @@ def main() -> int:
         )
         rows[name] = best_ms_per_page(fn, items, args.rounds)
     total = sum(rows.values())
-    rows["(compare) markdown of the whole page (--keep-boilerplate)"] = best_ms_per_page(
-        lambda item: to_markdown(item[1], effective_base(item[0], item[2])), pages, args.rounds
+    for converter in CONVERTERS:
+        if converter != DEFAULT_CONVERTER:
+            rows[f"(compare) main content + markdown ({converter})"] = best_ms_per_page(
+                lambda item, name=converter: page_markdown(item[1], effective_base(item[0], item[2]), converter=name),
+                pages,
+                args.rounds,
+            )
+    rows[f"(compare) markdown of the whole page ({DEFAULT_CONVERTER}, --keep-boilerplate)"] = best_ms_per_page(
+        lambda item: convert(item[1], effective_base(item[0], item[2])), pages, args.rounds
     )
     try:
         from bs4 import SoupStrainer

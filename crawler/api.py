@@ -328,6 +328,7 @@ def finish_outputs(
         "redirects": c.outcomes[REDIRECT],
         "duplicates": duplicates,
         "near_duplicates": near_duplicates,
+        "fallbacks": c.fallbacks,
         "failed_by_reason": dict(sorted(c.failed_by_reason.items())),
         "skipped_by_reason": dict(sorted(by_reason.items())),
         "redirect_cycles": graph.redirect_cycles(listing.redirected_urls()),

@@ -30,6 +30,7 @@ from crawler.config import (
     CrawlConfig,
     default_workers,
 )
+from crawler.content.convert import CONVERTERS, DEFAULT_CONVERTER
 from crawler.engine.signals import StopOnSignal
 from crawler.errors import ConfigError, CrawlerError
 from crawler.output.shards import COMPRESSIONS
@@ -298,6 +299,12 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
         "without navigation, header, footer, sidebars and cookie banners)",
     )
     p.add_argument(
+        "--converter",
+        choices=CONVERTERS,
+        default=DEFAULT_CONVERTER,
+        help=f"HTML-to-Markdown converter (default: {DEFAULT_CONVERTER}); if it fails on a page, the other one is used",
+    )
+    p.add_argument(
         "--warc",
         action="store_true",
         help="also write the raw HTTP requests and responses as WARC/1.1 files, "
@@ -360,6 +367,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         shard_bytes=int(args.shard_size * 2**20),
         progress="off" if args.quiet else "bar" if sys.stderr.isatty() else "log",
         keep_boilerplate=args.keep_boilerplate,
+        converter=args.converter,
     ).validated()
 
 

@@ -12,6 +12,7 @@ import dataclasses
 import os
 import re
 
+from crawler.content.convert import CONVERTERS, DEFAULT_CONVERTER
 from crawler.errors import ConfigError
 from crawler.output.shards import COMPRESSIONS, DEFAULT_SHARD_BYTES, zstd_available
 from crawler.web.scope import domain_key
@@ -133,6 +134,8 @@ class CrawlConfig:
         keep_boilerplate: convert the whole page to Markdown; by default only its main
             content is (:func:`crawler.content.main.main_content`: navigation, header,
             footer, sidebars and cookie banners stripped).
+        converter: the HTML-to-Markdown converter (:data:`crawler.content.convert.CONVERTERS`);
+            if it raises on a page, the other one converts that page.
         warc: also write every HTTP exchange (pages, redirects, errors, robots.txt,
             sitemaps) as WARC/1.1 request and response records, one
             ``warc-NN-*.warc.gz`` file per fetcher process and run (:mod:`crawler.output.warc`).
@@ -183,6 +186,7 @@ class CrawlConfig:
     max_memory_bytes: int | None = None
     mode: str = "crawl"
     keep_boilerplate: bool = False
+    converter: str = DEFAULT_CONVERTER
     warc: bool = False
     compress: str | None = None
     shard_bytes: int = DEFAULT_SHARD_BYTES
@@ -261,6 +265,8 @@ class CrawlConfig:
             raise ConfigError(f"unknown mode {self.mode!r} (one of {', '.join(MODES)})")
         if self.start_method not in (None, "fork", "spawn", "forkserver"):
             raise ConfigError(f"unknown start method {self.start_method!r}")
+        if self.converter not in CONVERTERS:
+            raise ConfigError(f"--converter must be one of {', '.join(CONVERTERS)}, got {self.converter!r}")
         if self.compress not in (None, *COMPRESSIONS):
             raise ConfigError(f"--compress must be zstd or gzip, got {self.compress!r}")
         if self.compress == "zstd" and not zstd_available():

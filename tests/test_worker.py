@@ -159,10 +159,13 @@ def test_html_page_record_edges_and_discovered(make):
         "canonical",
         "duplicate_of",
         "content",
+        "converter",
+        "fallback_error",
         "simhash",
         "near_duplicate_of",
         "near_duplicate_distance",
     }
+    assert (record["converter"], record["fallback_error"]) == ("html-to-markdown", None)
     assert record["url"] == record["final_url"] == record["request_url"] == u("/")
     assert record["status"] == 200
     assert record["content_type"] == "text/html; charset=utf-8"

@@ -134,6 +134,9 @@ class TaskDone:
         redirect_to: with :data:`ROBOTS`, the URL a robots.txt redirected to on another
             origin, not fetched here: the dispatcher fetches it under that origin's
             politeness (RFC 9309 section 2.3.1.2 follows redirects across hosts).
+        fallback: a :data:`PAGE` whose page work fell back from a step that raised (main
+            content to whole page, converter to the other one or to plain text; its
+            record's ``fallback_error`` says why).
     """
 
     worker_id: int
@@ -152,6 +155,7 @@ class TaskDone:
     content: tuple[int, int] | None = None
     latency_s: float | None = None
     redirect_to: str | None = None
+    fallback: bool = False
 
 
 @dataclasses.dataclass(frozen=True, slots=True)

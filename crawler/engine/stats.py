@@ -79,12 +79,14 @@ class CrawlCounters:
         self.earlier: collections.Counter[str] = collections.Counter()
         self.duplicates = 0
         self.near_duplicates = 0
+        self.fallbacks = 0
 
     def add(self, done: TaskDone) -> None:
         """Count one finished task."""
         self.outcomes[done.outcome] += 1
         self.duplicates += done.duplicate
         self.near_duplicates += done.near_duplicate
+        self.fallbacks += done.fallback
         self.body_bytes += done.body_bytes
         if done.outcome == FAILED:
             self.failed_by_reason[done.error or "unknown"] += 1

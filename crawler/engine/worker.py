@@ -32,9 +32,9 @@ from multiprocessing.connection import Connection
 import xxhash
 
 from crawler.config import CrawlConfig
+from crawler.content.convert import DEFAULT_CONVERTER, Conversion, convert, error_text
 from crawler.content.links import effective_base, extract, link_targets
 from crawler.content.main import main_content
-from crawler.content.markdown import to_markdown
 from crawler.content.neardup import simhash
 from crawler.engine.channel import TaskChannel
 from crawler.engine.lifeline import PARENT_DIED_EXIT_CODE, watch_parent
@@ -88,15 +88,27 @@ def markdown_fingerprint(markdown: str) -> str:
     return xxhash.xxh3_64_hexdigest(markdown.encode("utf-8"))
 
 
-def page_markdown(text: str, base: str, keep_boilerplate: bool = False) -> tuple[str, str]:
-    """Markdown of a decoded HTML page and what was converted: ``"main"`` (the main
-    content, :func:`crawler.content.main.main_content`) or ``"page"`` (the whole page: with
-    ``keep_boilerplate``, or when no main content was found)."""
+def page_markdown(
+    text: str, base: str, keep_boilerplate: bool = False, converter: str = DEFAULT_CONVERTER
+) -> tuple[Conversion, str, str | None]:
+    """Markdown of a decoded HTML page (:func:`crawler.content.convert.convert` by
+    ``converter``), what was converted: ``"main"`` (the main content,
+    :func:`crawler.content.main.main_content`) or ``"page"`` (the whole page: with
+    ``keep_boilerplate``, when no main content was found, or when its selection
+    raised), and the error a step fell back from (``"main content: ..."``, the
+    converter's), else None. Never raises for a page: each step falls back."""
+    error = None
     if not keep_boilerplate:
-        selected = main_content(text)
+        try:
+            selected = main_content(text)
+        except Exception as exc:  # the selection's bug must not lose the page
+            selected, error = None, error_text("main content", exc)
         if selected is not None:
-            return to_markdown(selected, base), "main"
-    return to_markdown(text, base), "page"
+            conversion = convert(selected, base, converter)
+            return conversion, "main", conversion.error
+    conversion = convert(text, base, converter)
+    errors = [e for e in (error, conversion.error) if e is not None]
+    return conversion, "page", "; ".join(errors) or None
 
 
 class PageProcessor:
@@ -303,6 +315,8 @@ class PageProcessor:
             "canonical": None,
             "duplicate_of": None,
             "content": None,
+            "converter": None,
+            "fallback_error": None,
             "simhash": None,
             "near_duplicate_of": None,
             "near_duplicate_distance": None,
@@ -365,7 +379,12 @@ class PageProcessor:
         text, _encoding = decode_html(response.body, response.content_type)
         page = extract(text)
         base = effective_base(response.url, page)
-        markdown, content = (None, None) if self.mapping else page_markdown(text, base, self.config.keep_boilerplate)
+        conversion, content, fallback = (
+            (None, None, None)
+            if self.mapping
+            else page_markdown(text, base, self.config.keep_boilerplate, self.config.converter)
+        )
+        markdown = None if conversion is None else conversion.markdown
         edges, claims = [], []
         depth = task.depth + 1
         follow = self.config.max_depth is None or depth <= self.config.max_depth
@@ -385,6 +404,8 @@ class PageProcessor:
             "canonical": None,
             "duplicate_of": None,
             "content": content,
+            "converter": None if conversion is None else conversion.converter,
+            "fallback_error": fallback,
             "simhash": None if near_hash is None else f"{near_hash:016x}",
             **self._map_fields(PAGE, response),
         }
@@ -408,6 +429,7 @@ class PageProcessor:
             duplicate=fields["duplicate_of"] is not None,
             near_duplicate=fields.get("near_duplicate_of") is not None,
             content=registered,
+            fallback=fields["fallback_error"] is not None,
         )
 
     def crash(self, task: FetchTask, exc: BaseException) -> TaskDone:

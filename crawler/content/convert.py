@@ -1,0 +1,135 @@
+"""The HTML-to-Markdown converters and the choice between them (``--converter``).
+
+Two converters, each behind the same call (HTML fragment or page, base URL -> Markdown):
+
+* ``html2text``: the one the design named (:mod:`crawler.content.markdown`, pure Python);
+* ``html-to-markdown``: a Rust core with Python bindings (MIT, 3.x), CommonMark output
+  with pipe tables, fenced code blocks byte for byte and the escapes CommonMark needs
+  at a line start, in link text and in code spans.
+
+:func:`convert` runs the chosen one; if it raises, the other converts the page instead,
+and if that raises too the page's plain text is kept (converter ``"text"``); the errors
+are returned with the Markdown, so a converter's failure never loses a fetched page.
+Which one is the default, and why, is in docs/content.md.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+
+import html_to_markdown
+import lxml.etree
+import lxml.html
+
+from crawler.content.markdown import to_markdown as html2text_markdown
+
+HTML2TEXT = "html2text"
+HTML_TO_MARKDOWN = "html-to-markdown"
+#: The last resort when both converters raise: the page's text, no Markdown markup.
+PLAIN_TEXT = "text"
+#: The converters ``--converter`` offers, the default first.
+CONVERTERS = (HTML_TO_MARKDOWN, HTML2TEXT)
+#: The converter a crawl uses unless told otherwise (chosen by measurement:
+#: docs/content.md, "Markdown").
+DEFAULT_CONVERTER = HTML_TO_MARKDOWN
+#: Longest error text kept in a record (the exception's message can be a page long).
+ERROR_CHARS = 300
+#: html-to-markdown's own clean-up (it drops ``aside``, ``nav`` and forms) is off: what
+#: to keep is :mod:`crawler.content.main`'s choice, and a docutils sidebar is content.
+_NO_PREPROCESSING = html_to_markdown.PreprocessingOptions(enabled=False)
+_BLOCKS = (
+    *("p", "div", "li", "tr", "br", "pre", "table", "ul", "ol", "dl", "dt", "dd", "blockquote", "section"),
+    *("article", "main", "header", "footer", "aside", "nav", "h1", "h2", "h3", "h4", "h5", "h6"),
+)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Conversion:
+    """The Markdown of a page and how it was made.
+
+    Attributes:
+        markdown: the Markdown (no leading or trailing blank lines).
+        converter: what made it: one of :data:`CONVERTERS`, or :data:`PLAIN_TEXT`.
+        error: when the converter asked for raised, its error (``"html-to-markdown:
+            ValueError: ..."``; both converters' errors, ``"; "``-joined, when the plain
+            text was kept), else None.
+    """
+
+    markdown: str
+    converter: str
+    error: str | None = None
+
+
+def html_to_markdown_markdown(html: str, base: str) -> str:
+    """Markdown of ``html`` by html-to-markdown: links and images made absolute against
+    ``base`` (the page's effective base URL), ATX headings, ``-`` bullets, fenced code, no
+    wrapping, no metadata block, no clean-up of its own; ``*`` and ``_`` in text escaped
+    (``__init__`` is not bold), the other escapes only where CommonMark needs them (a
+    line's start, link text, code spans); the content of hidden tab panels and
+    ``details`` kept (``hidden_content="reachable"``); table cells not padded to a column
+    width (``| a | 1 |``)."""
+    options = html_to_markdown.ConversionOptions(
+        base_url=base,
+        extract_metadata=False,
+        heading_style="atx",
+        bullets="-",
+        code_block_style="backticks",
+        wrap=False,
+        escape_asterisks=True,
+        escape_underscores=True,
+        hidden_content="reachable",
+        compact_tables=True,
+        preprocessing=_NO_PREPROCESSING,
+    )
+    return (html_to_markdown.convert(html, options).content or "").strip("\n")
+
+
+_CONVERT: dict[str, Callable[[str, str], str]] = {
+    HTML2TEXT: html2text_markdown,
+    HTML_TO_MARKDOWN: html_to_markdown_markdown,
+}
+
+
+def convert(html: str, base: str, converter: str = DEFAULT_CONVERTER) -> Conversion:
+    """The Markdown of ``html`` (relative links resolved against ``base``) by
+    ``converter``, or by the other converter if that one raises.
+
+    Raises:
+        ValueError: an unknown ``converter``.
+        Exception: whatever the second converter raises when both fail.
+    """
+    try:
+        first = _CONVERT[converter]
+    except KeyError:
+        raise ValueError(f"unknown converter {converter!r}: one of {', '.join(CONVERTERS)}") from None
+    try:
+        return Conversion(first(html, base), converter)
+    except Exception as exc:  # a converter's bug must not lose the page: the other one tries
+        error = error_text(converter, exc)
+    other = next(name for name in CONVERTERS if name != converter)
+    try:
+        return Conversion(_CONVERT[other](html, base), other, error)
+    except Exception as exc:
+        return Conversion(plain_text(html), PLAIN_TEXT, f"{error}; {error_text(other, exc)}")
+
+
+def error_text(step: str, exc: BaseException) -> str:
+    """``"step: Type: message"`` on one line, at most :data:`ERROR_CHARS` characters."""
+    return " ".join(f"{step}: {type(exc).__name__}: {exc}".split())[:ERROR_CHARS]
+
+
+def plain_text(html: str) -> str:
+    """The text of ``html`` (no ``script``/``style``), blank lines collapsed; ``""`` for
+    markup lxml cannot read."""
+    try:
+        root = lxml.html.document_fromstring(html)
+    except (lxml.etree.ParserError, ValueError):
+        return ""
+    for element in list(root.iter("script", "style")):
+        if element.getparent() is not None:
+            element.drop_tree()
+    for element in root.iter(*_BLOCKS):  # a block ends its line
+        element.tail = "\n" + (element.tail or "")
+    lines = (" ".join(line.split()) for line in root.text_content().splitlines())
+    return "\n".join(line for line in lines if line)
