@@ -199,12 +199,15 @@ class CrawlConfig:
 
     def resume_settings(self) -> dict:
         """The settings a resume must not change, JSON-able: the seeds' keys, the allowed
-        domains, the include and exclude patterns (``state.sqlite`` keeps them)."""
+        domains, the include and exclude patterns, and the converter (its Markdown is what
+        duplicates are found by: two converters in one corpus would hide them);
+        ``state.sqlite`` keeps them."""
         return {
             "seeds": list(self.seed_keys),
             "allow_domains": list(self.allow_domains),
             "include": list(self.include),
             "exclude": list(self.exclude),
+            "converter": self.converter,
         }
 
     @property

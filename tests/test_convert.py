@@ -16,6 +16,7 @@ from crawler.content.convert import (
     PLAIN_TEXT,
     Conversion,
     convert,
+    plain_text,
 )
 from crawler.content.main import main_content
 from crawler.engine.worker import page_markdown
@@ -149,3 +150,61 @@ def test_the_controls_inside_the_content_go_and_code_keeps_only_link_texts():
     )
     selected = main_content(f"<html><body>{html}</body></html>")
     assert convert(selected, BASE).markdown == "## Title\n\nText\n\n```\nnumber ::= digit+\n```"
+
+
+# -- found by a reviewer of the converter seam
+
+
+def test_a_page_nested_too_deep_for_html_to_markdown_falls_back_with_its_text():
+    deep = "<div>" * 1500 + "deep text" + "</div>" * 1500  # html-to-markdown returns "" past ~1,000 levels
+    assert convert(deep, BASE) == Conversion(
+        "deep text", HTML2TEXT, "html-to-markdown: ValueError: no text from a page that has some"
+    )
+    assert convert("<script>x()</script>", BASE) == Conversion("", HTML_TO_MARKDOWN, None)  # nothing to lose
+
+
+def test_the_plain_text_keeps_a_page_nested_past_lxmls_limit():
+    assert plain_text("<div>" * 300 + "<p>a</p><p>b &amp; c</p>" + "</div>" * 300) == "a\nb & c"
+
+
+def test_links_named_like_controls_are_content_where_they_lead_elsewhere():
+    html = (
+        '<main><p>Right-click and choose <a href="https://developer.mozilla.org/x">View source</a> to open it.</p>'
+        '<p>A link named <a href="https://example.org/a11y">Skip to main content</a> helps.</p>'
+        '<p><button class="copyright-credit">© A. Photographer</button></p></main>'
+    )
+    assert convert(main_content(f"<html><body>{html}</body></html>"), BASE).markdown == (
+        "Right-click and choose [View source](https://developer.mozilla.org/x) to open it.\n\n"
+        "A link named [Skip to main content](https://example.org/a11y) helps.\n\n© A. Photographer"
+    )
+
+
+def test_markdown_that_is_raw_html_is_not_faithful_however_it_renders():
+    html = "<h1>T</h1><p>x</p>"
+    passthrough = compare(html, html, BASE)
+    assert passthrough.source.words == passthrough.rendered.words and passthrough.raw_html == 1  # one HTML block
+    assert not passthrough.text_exact
+    assert not compare("<p>&lt;div&gt;hi&lt;/div&gt;</p>", "<div>hi</div>", BASE).text_exact
+
+
+def test_structures_the_markdown_adds_are_counted():
+    fidelity = compare("<p>Title</p><p>x evil</p>", "# Title\n\n- x [evil](http://evil.test/)", BASE)
+    assert fidelity.added() == {"headings": 1, "lists": 1, "tables": 0, "pre": 0, "code": 0, "links": 1}
+
+
+def test_what_a_renderer_rewrites_harmlessly_is_still_kept():
+    assert compare('<a href="/a b">x</a>', "[x](http://x.test/a%20b)", BASE).kept()["links"] == (1, 1)
+    assert compare('<a href="/café">x</a>', "[x](http://x.test/caf%C3%A9)", BASE).kept()["links"] == (1, 1)
+    assert compare("<pre>\n\nx</pre>", "```\n\nx\n```", BASE).kept()["pre"] == (1, 1)
+    assert compare("<code>a\nb</code>", "`a b`", BASE).kept()["code"] == (1, 1)
+
+
+def test_a_resume_keeps_the_converter_of_the_crawl(tmp_path):
+    from crawler.engine.resume import check_settings
+
+    config = CrawlConfig(seeds=("http://x.test/",), out_dir=str(tmp_path))
+    check_settings(config.resume_settings(), config)
+    old = {k: v for k, v in config.resume_settings().items() if k != "converter"}  # a folder from before
+    with pytest.raises(ConfigError, match="holds a crawl with --converter html2text, not html-to-markdown"):
+        check_settings(old, config)
+    check_settings(old, CrawlConfig(seeds=("http://x.test/",), out_dir=str(tmp_path), converter=HTML2TEXT))

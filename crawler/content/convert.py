@@ -16,7 +16,9 @@ Which one is the default, and why, is in docs/content.md.
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
+from html import unescape
 
 import html_to_markdown
 import lxml.etree
@@ -95,16 +97,20 @@ def convert(html: str, base: str, converter: str = DEFAULT_CONVERTER) -> Convers
     """The Markdown of ``html`` (relative links resolved against ``base``) by
     ``converter``, or by the other converter if that one raises.
 
+    A converter that returns no Markdown for HTML that has text has failed too.
+
     Raises:
-        ValueError: an unknown ``converter``.
-        Exception: whatever the second converter raises when both fail.
+        ValueError: an unknown ``converter`` (a page never makes it raise).
     """
     try:
         first = _CONVERT[converter]
     except KeyError:
         raise ValueError(f"unknown converter {converter!r}: one of {', '.join(CONVERTERS)}") from None
     try:
-        return Conversion(first(html, base), converter)
+        markdown = first(html, base)
+        if markdown.strip() or not _has_text(html):
+            return Conversion(markdown, converter)
+        raise ValueError("no text from a page that has some")  # html-to-markdown past ~1,000 levels of nesting
     except Exception as exc:  # a converter's bug must not lose the page: the other one tries
         error = error_text(converter, exc)
     other = next(name for name in CONVERTERS if name != converter)
@@ -119,11 +125,29 @@ def error_text(step: str, exc: BaseException) -> str:
     return " ".join(f"{step}: {type(exc).__name__}: {exc}".split())[:ERROR_CHARS]
 
 
-def plain_text(html: str) -> str:
-    """The text of ``html`` (no ``script``/``style``), blank lines collapsed; ``""`` for
-    markup lxml cannot read."""
+_TAG = re.compile(r"<[^>]*>")
+_SCRIPT = re.compile(r"(?is)<(script|style)\b.*?</\1\s*>")
+
+
+def _has_text(markup: str) -> bool:
+    """True if ``markup`` has text outside its tags, scripts and styles (a cheap test,
+    run only when a converter returned nothing)."""
+    return bool(unescape(_TAG.sub(" ", _SCRIPT.sub(" ", markup))).strip())
+
+
+def plain_text(markup: str) -> str:
+    """The text of ``markup`` (no ``script``/``style``), blank lines collapsed. Past
+    lxml's nesting limit (a few hundred levels), the text between the tags."""
+    text = _lxml_text(markup)
+    if text or not _has_text(markup):
+        return text
+    lines = (" ".join(line.split()) for line in unescape(_TAG.sub("\n", _SCRIPT.sub(" ", markup))).splitlines())
+    return "\n".join(line for line in lines if line)
+
+
+def _lxml_text(markup: str) -> str:
     try:
-        root = lxml.html.document_fromstring(html)
+        root = lxml.html.document_fromstring(markup)
     except (lxml.etree.ParserError, ValueError):
         return ""
     for element in list(root.iter("script", "style")):

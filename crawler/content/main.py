@@ -196,10 +196,20 @@ def _text(element: lxml.html.HtmlElement) -> str:
 
 #: Controls inside the content that are not its text: a heading's permalink (Sphinx and
 #: MkDocs write ``<a class="headerlink">¶</a>``), "Edit on GitHub", "Skip to content".
-_CONTROL_TEXT = re.compile(
-    r"(?i)(edit (this page|on github|on gitlab|on bitbucket)|view (page )?source|skip to (main )?content)"
+#: Each is a control only where its link goes where such a control goes (a link named
+#: "View source" in prose, to an article, is content).
+_CONTROLS = (
+    (
+        re.compile(r"(?i)edit (this page|on github|on gitlab|on bitbucket)"),
+        re.compile(r"/edit/|/-/edit/|/blob/|/_edit"),
+    ),
+    (re.compile(r"(?i)(view|show) (page |this page's )?source"), re.compile(r"_sources/|/blob/|\.(rst|txt|md)$")),
+    (re.compile(r"(?i)skip to (main )?content"), re.compile(r"^#")),
 )
 _PERMALINK_TEXT = ("¶", "§", "#", "🔗")
+#: Class tokens of copy buttons (sphinx-copybutton, MkDocs Material, common themes).
+_COPY_CLASSES = frozenset(("copybtn", "copy-button", "copy-btn", "btn-copy", "md-clipboard", "clipboard-copy"))
+_COPY_TEXT = ("copy", "copy to clipboard", "copy code", "copied!")
 
 
 def _serialize(element: lxml.html.HtmlElement) -> str:
@@ -221,7 +231,7 @@ def _drop_controls(element: lxml.html.HtmlElement) -> None:
         classes = (control.get("class") or "").lower().split()
         text = control.text_content().strip()
         if control.tag == "button":
-            if any("copy" in c or "clipboard" in c for c in classes) or text.lower() in ("copy", "copy to clipboard"):
+            if _COPY_CLASSES.intersection(classes) or text.lower() in _COPY_TEXT:
                 doomed.append(control)
         elif "headerlink" in classes or (
             text in _PERMALINK_TEXT
@@ -229,7 +239,7 @@ def _drop_controls(element: lxml.html.HtmlElement) -> None:
             and ("permalink" in (control.get("title") or "").lower() or "anchor" in " ".join(classes))
         ):
             doomed.append(control)
-        elif _CONTROL_TEXT.fullmatch(text):
+        elif any(name.fullmatch(text) and where.search(control.get("href") or "") for name, where in _CONTROLS):
             doomed.append(control)
     for control in doomed:
         if control.getparent() is not None:

@@ -75,8 +75,16 @@ from crawler.web.urlnorm import origin_of
 _T = TypeVar("_T")
 
 #: Settings a resumed crawl must share with the stored one.
-UNSAFE_TO_CHANGE = ("seeds", "allow_domains", "include", "exclude")
-_FLAGS = {"seeds": "seeds", "allow_domains": "--allow-domain", "include": "--include", "exclude": "--exclude"}
+UNSAFE_TO_CHANGE = ("seeds", "allow_domains", "include", "exclude", "converter")
+_FLAGS = {
+    "seeds": "seeds",
+    "allow_domains": "--allow-domain",
+    "include": "--include",
+    "exclude": "--exclude",
+    "converter": "--converter",
+}
+#: What a state file written before a setting was stored had: its crawl used this.
+_STORED_BEFORE = {"converter": "html2text"}
 #: Output files a ``--restart`` removes (and nothing else in the folder).
 OUTPUT_PATTERNS = (
     "pages-*.jsonl",
@@ -150,6 +158,7 @@ def check_settings(stored: dict, config: CrawlConfig) -> None:
     """Raise ConfigError (one line) if ``config`` differs from the stored crawl in a
     setting of :data:`UNSAFE_TO_CHANGE`."""
     current = config.resume_settings()
+    stored = {**_STORED_BEFORE, **stored}
     changed = [key for key in UNSAFE_TO_CHANGE if stored.get(key) != current[key]]
     if changed:
         key = changed[0]

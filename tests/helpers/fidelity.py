@@ -3,9 +3,12 @@ markdown-it-py (CommonMark, plus GFM pipe tables) and compare the two documents:
 words in order, the headings and their levels, list nesting, table rows and cells,
 ``<pre>`` blocks byte for byte, inline code, and link texts and targets.
 
-Used by ``tests/test_fidelity.py`` and ``bench/fidelity.py``. What a converter drops by
+Used by ``tests/test_convert.py`` and ``bench/fidelity.py``. What a converter drops by
 design is dropped from the source first: ``script``, ``style``, ``template`` and
-``noscript`` elements and HTML comments; an image counts as its ``alt`` text.
+``noscript`` elements and HTML comments; an image counts as its ``alt`` text. Raw HTML
+in the Markdown counts against it (:attr:`Fidelity.raw_html`): a reader renders it as
+markup, so a converter that passes its input through, or leaves ``<div>`` of the text
+unescaped, is not faithful however well the rendering matches.
 """
 
 from __future__ import annotations
@@ -46,14 +49,26 @@ class Shape:
 
 @dataclasses.dataclass(frozen=True)
 class Fidelity:
-    """The comparison of a page's HTML (``source``) with its rendered Markdown."""
+    """The comparison of a page's HTML (``source``) with its rendered Markdown.
+
+    Attributes:
+        raw_html: HTML blocks and inline HTML in the Markdown (CommonMark passes them
+            through as markup).
+    """
 
     source: Shape
     rendered: Shape
+    raw_html: int = 0
 
     @property
     def text_exact(self) -> bool:
-        return self.source.words == self.rendered.words
+        """The same words in the same order, and no raw HTML in the Markdown."""
+        return self.source.words == self.rendered.words and not self.raw_html
+
+    def added(self) -> dict[str, int]:
+        """Per structure, the items of the rendering that the source does not have."""
+        kept = self.kept()
+        return {name: len(getattr(self.rendered, name)) - k for name, (k, _) in kept.items()}
 
     def kept(self) -> dict[str, tuple[int, int]]:
         """Per structure, ``(kept, in the source)``: an item is kept when the rendered
@@ -82,11 +97,16 @@ def render(markdown: str) -> str:
 def compare(html: str, markdown: str, base: str) -> Fidelity:
     """Compare the HTML fragment or page ``html`` (links relative to ``base``) with the
     rendering of its ``markdown``."""
-    return Fidelity(shape(html, base), shape(render(markdown), base))
+    raw = 0
+    for token in _RENDERER.parse(markdown):
+        raw += token.type == "html_block"
+        raw += sum(child.type == "html_inline" for child in token.children or ())
+    return Fidelity(shape(html, base), shape(render(markdown), base, rendered=True), raw)
 
 
-def shape(html: str, base: str) -> Shape:
-    """The words and structures of ``html`` (see the module docstring)."""
+def shape(html: str, base: str, rendered: bool = False) -> Shape:
+    """The words and structures of ``html`` (see the module docstring); ``rendered``:
+    markdown-it's output (its ``<pre><code>`` holds the code as is)."""
     root = lxml.html.fragment_fromstring(html or "<p></p>", create_parent="div")
     for element in list(root.iter(*_DROPPED)):
         _drop(element)
@@ -96,8 +116,10 @@ def shape(html: str, base: str) -> Shape:
         alt = image.get("alt") or ""
         _replace_with_text(image, alt)
     # HTML: a newline right after <pre>'s start tag is not part of its content
-    pre = [_strip_one("".join(p.itertext()), "\n").rstrip("\n") for p in root.iter("pre")]
-    code = ["".join(c.itertext()) for c in root.iter("code") if not _inside(c, "pre")]
+    pre = ["".join(p.itertext()) for p in root.iter("pre")]
+    pre = [(text if rendered else _strip_one(text, "\n")).rstrip("\n") for text in pre]
+    # CommonMark: a code span's line endings are spaces, one space each side is padding
+    code = [" ".join("".join(c.itertext()).split()) for c in root.iter("code") if not _inside(c, "pre")]
     headings = [(int(h.tag[1]), " ".join(_WORD.findall("".join(h.itertext())))) for h in root.iter(*_HEADINGS)]
     lists = [
         (_depth(lst), lst.tag == "ol", len([li for li in lst if li.tag == "li"]))
@@ -110,7 +132,7 @@ def shape(html: str, base: str) -> Shape:
         if not any(e is not table for e in table.iter(*_CELL_BLOCKS))  # else no pipe table can hold it
     ]
     links = [
-        (" ".join(_WORD.findall("".join(a.itertext()))), urllib.parse.urljoin(base, a.get("href", "").strip()))
+        (" ".join(_WORD.findall("".join(a.itertext()))), _href(base, a.get("href", "")))
         for a in root.iter("a")
         if a.get("href") is not None
     ]
@@ -137,6 +159,12 @@ def _words(root: lxml.html.HtmlElement) -> list[str]:
 
     walk(root)
     return _WORD.findall("".join(pieces))
+
+
+def _href(base: str, href: str) -> str:
+    """``href`` absolute and percent-decoded (a renderer percent-encodes what the HTML
+    wrote raw: ``/a b`` and ``/a%20b`` are one target)."""
+    return urllib.parse.unquote(urllib.parse.urljoin(base, href.strip()))
 
 
 def _strip_one(text: str, prefix: str) -> str:
