@@ -208,3 +208,24 @@ def test_a_resume_keeps_the_converter_of_the_crawl(tmp_path):
     with pytest.raises(ConfigError, match="holds a crawl with --converter html2text, not html-to-markdown"):
         check_settings(old, config)
     check_settings(old, CrawlConfig(seeds=("http://x.test/",), out_dir=str(tmp_path), converter=HTML2TEXT))
+
+
+def test_a_page_nested_past_256_levels_keeps_its_text_and_links():
+    # found by a new user: libxml2's HTML parser stopped at 256 levels of nesting and
+    # dropped the rest of the page, with no error (empty Markdown, fallback_error null)
+    from crawler.content.links import extract
+
+    html = (
+        "<html><body><main><p>start text here</p>"
+        + "<div>" * 300
+        + "deep text <a href='/deep'>d</a>"
+        + "</div>" * 300
+        + "<p>end text here</p></main></body></html>"
+    )
+    conversion, kind, error = page_markdown(html, BASE)
+    assert (conversion.markdown, kind, error) == (
+        "start text here\n\ndeep text [d](http://x.test/deep)\n\nend text here",
+        "main",
+        None,
+    )
+    assert extract(html).hrefs == ("/deep",)

@@ -110,7 +110,7 @@ def convert(html: str, base: str, converter: str = DEFAULT_CONVERTER) -> Convers
         markdown = first(html, base)
         if markdown.strip() or not _has_text(html):
             return Conversion(markdown, converter)
-        raise ValueError("no text from a page that has some")  # html-to-markdown past ~1,000 levels of nesting
+        raise ValueError("no text from a page that has some")  # html-to-markdown past its nesting limit
     except Exception as exc:  # a converter's bug must not lose the page: the other one tries
         error = error_text(converter, exc)
     other = next(name for name in CONVERTERS if name != converter)
@@ -137,7 +137,7 @@ def _has_text(markup: str) -> bool:
 
 def plain_text(markup: str) -> str:
     """The text of ``markup`` (no ``script``/``style``), blank lines collapsed. Past
-    lxml's nesting limit (a few hundred levels), the text between the tags."""
+    lxml's nesting limit (2,048 levels with ``huge_tree``), the text between the tags."""
     text = _lxml_text(markup)
     if text or not _has_text(markup):
         return text
@@ -147,7 +147,7 @@ def plain_text(markup: str) -> str:
 
 def _lxml_text(markup: str) -> str:
     try:
-        root = lxml.html.document_fromstring(markup)
+        root = lxml.html.document_fromstring(markup, parser=lxml.html.HTMLParser(huge_tree=True))
     except (lxml.etree.ParserError, ValueError):
         return ""
     for element in list(root.iter("script", "style")):

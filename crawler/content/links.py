@@ -89,7 +89,8 @@ def extract(text: str) -> PageLinks:
         # encoding makes libxml2 ignore any <meta charset> in the already-decoded
         # text. Lone surrogates (which cannot be encoded) become U+FFFD.
         data = text.encode("utf-8", "replace")
-        parser = ET.HTMLParser(encoding="utf-8", no_network=True, remove_pis=True)
+        # huge_tree: past 256 levels of nesting libxml2 would drop the rest of the page
+        parser = ET.HTMLParser(encoding="utf-8", no_network=True, remove_pis=True, huge_tree=True)
         root = ET.fromstring(data, parser)
     except Exception:  # lxml raises XMLSyntaxError/ParserError/ValueError on hopeless input
         return _EMPTY

@@ -105,7 +105,9 @@ def main_content(html: str) -> str | None:
         Nothing for malformed markup; a fresh parser per call, so it is thread-safe.
     """
     try:
-        root = lxml.html.document_fromstring(html)
+        # huge_tree: libxml2's HTML parser otherwise stops at 256 levels of nesting and
+        # drops everything deeper (and the rest of the page) without an error
+        root = lxml.html.document_fromstring(html, parser=lxml.html.HTMLParser(huge_tree=True))
     except (ET.ParserError, ValueError):  # empty or unparsable document
         return None
     _strip_chrome(root)
