@@ -25,7 +25,7 @@ venv: $(STAMP)
 
 crawl: $(STAMP)
 	@test -n "$(URL)$(SEEDS)" || { echo "usage: make crawl URL=http://host/ | SEEDS=file [OUT=dir] [ARGS='--workers 4']" >&2; exit 2; }
-	@echo "crawl output: $(OUT)"
+	@echo "crawl output: $(OUT) (after a stop, resume with the same command and OUT=$(OUT))"
 	$(PY) -m crawler $(SEED_ARGS) --out "$(OUT)" $(ARGS)
 
 # The same walk without conversion: page counts, sections, depths, sizes (OUT/map.json).
