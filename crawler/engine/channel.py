@@ -100,30 +100,37 @@ class TaskChannel:
         Raises:
             OSError: the pipe is broken (the channel was closed).
         """
+        self._write(len(self._frames))
+
+    def _write(self, count: int) -> int:
+        """Write up to ``count`` more frames (the one begun first) as far as the pipe
+        takes them now; returns how many of them are still not wholly written."""
         frames, fd = self._frames, self.fileno()
-        while frames:
+        while count and frames:
             frame = frames[0]
             try:
-                written = os.write(fd, memoryview(frame)[self._offset :])
+                self._offset += os.write(fd, memoryview(frame)[self._offset :])
             except BlockingIOError:
-                return
-            self._offset += written
+                return count
             if self._offset < len(frame):
-                return  # the pipe is full
+                return count  # the pipe is full
             frames.popleft()
             self._offset = 0
+            count -= 1
+        return 0
 
-    def flush_until(self, deadline: float) -> bool:
-        """:meth:`flush`, waiting for room until ``deadline`` (monotonic seconds); True
-        if every frame is written."""
+    def flush_until(self, deadline: float, count: int | None = None) -> bool:
+        """:meth:`flush` (or write ``count`` frames only), waiting for room until
+        ``deadline`` (monotonic seconds); True if all of them are written."""
+        left_to_write = len(self._frames) if count is None else count
         poller = select.poll()
         poller.register(self.fileno(), select.POLLOUT)
         while True:
-            self.flush()
-            left = deadline - time.monotonic()
-            if not self._frames or left <= 0:
-                return not self._frames
-            poller.poll(max(1, int(left * 1000)))
+            left_to_write = self._write(left_to_write)
+            wait = deadline - time.monotonic()
+            if not left_to_write or wait <= 0:
+                return not left_to_write
+            poller.poll(max(1, int(wait * 1000)))
 
     def take_back(self, wait_s: float) -> list[FetchTask | None]:
         """The tasks no fetcher thread has begun to read, removed from the channel, in
@@ -139,8 +146,8 @@ class TaskChannel:
                 taken = self._read_pipe()
             finally:
                 self._rlock.release()
-        elif self._offset:
-            self._finish_begun(time.monotonic() + wait_s)
+        elif self._offset:  # the frame begun is the waiting reader's: write its rest only
+            self.flush_until(time.monotonic() + wait_s, count=1)
         start = 1 if self._offset else 0  # a frame begun and not taken back stays
         unsent = [self._frames.pop() for _ in range(len(self._frames) - start)][::-1]
         return taken + [_load(frame) for frame in unsent]
@@ -161,25 +168,6 @@ class TaskChannel:
             self._offset = 0
             taken.append(_load(head + frame[len(head) :]))
         return taken
-
-    def _finish_begun(self, deadline: float) -> None:
-        """Write the rest of the frame begun (that one only), waiting for room in the
-        pipe until ``deadline`` (monotonic seconds)."""
-        poller = select.poll()
-        poller.register(self.fileno(), select.POLLOUT)
-        while self._offset:
-            frame = self._frames[0]
-            try:
-                self._offset += os.write(self.fileno(), memoryview(frame)[self._offset :])
-            except BlockingIOError:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return
-                poller.poll(max(1, int(left * 1000)))
-                continue
-            if self._offset == len(frame):
-                self._frames.popleft()
-                self._offset = 0
 
     def close(self) -> None:
         """Close both ends held here (frames not written are dropped)."""

@@ -197,23 +197,28 @@ class FetcherPool:
     def _send(self, worker_id: int, task: FetchTask | None) -> None:
         """Put ``task`` (or STOP) in the channel of ``worker_id``; while part of it waits
         for room in the pipe, :meth:`receive` polls the pipe for it."""
-        channel = self.task_queues[worker_id]
-        channel.put(task)
-        if channel.pending() and channel.fileno() not in self._out_by_fd:
-            self._out_by_fd[channel.fileno()] = worker_id
-            self._poller.register(channel.fileno(), select.POLLOUT)
+        self.task_queues[worker_id].put(task)
+        self._watch_room(worker_id)
 
     def _has_room(self, fd: int) -> None:
         """The channel of write end ``fd`` has room: write what waits."""
         worker_id = self._out_by_fd[fd]
-        channel = self.task_queues[worker_id]
         try:
-            channel.flush()
+            self.task_queues[worker_id].flush()
         except OSError as exc:  # cannot happen while the channel's read end is open here
             log.error("fetcher %d: task channel broken: %s", worker_id, exc)
             self._unwatch_room(worker_id)
             return
-        if not channel.pending():
+        self._watch_room(worker_id)
+
+    def _watch_room(self, worker_id: int) -> None:
+        """Poll the channel of ``worker_id`` for room exactly while part of it waits."""
+        channel = self.task_queues[worker_id]
+        watched = channel.fileno() in self._out_by_fd
+        if channel.pending() and not watched:
+            self._out_by_fd[channel.fileno()] = worker_id
+            self._poller.register(channel.fileno(), select.POLLOUT)
+        elif watched and not channel.pending():
             self._unwatch_room(worker_id)
 
     def _unwatch_room(self, worker_id: int) -> None:
@@ -282,8 +287,7 @@ class FetcherPool:
                 assert task is not None  # STOP is put by shutdown(), after the take-back
                 self.release(task.kind, task.url)
                 taken.append(task)
-            if not channel.pending():
-                self._unwatch_room(worker_id)
+            self._watch_room(worker_id)
         return taken
 
     def holdings(self, now: float) -> dict[int, list[tuple[str, str, float]]]:
