@@ -332,9 +332,10 @@ class StateStore:
         self._conn, self._pid = conn, os.getpid()
         return conn
 
-    def _writer(self) -> sqlite3.Connection:
-        """The connection, inside a write transaction (opened by the first write)."""
-        return self._begin(self._connection())
+    def _writer(self, flush: bool = True) -> sqlite3.Connection:
+        """The connection, inside a write transaction (opened by the first write); the
+        pending takes written first unless ``flush`` is false."""
+        return self._begin(self._connection(flush))
 
     def _begin(self, conn: sqlite3.Connection) -> sqlite3.Connection:
         if not conn.in_transaction:
@@ -596,19 +597,15 @@ class StateStore:
         """Write one batch of :meth:`set_states`: the rows of pending takes by seq (their
         takes then dropped: a final state needs no in-flight write first), the others by
         URL. A batch refused earlier leaves its pending takes as they were."""
+        conn = self._writer(flush=False)  # the URLs of pending takes are all in ``popped``
         if popped:
-            self._begin(self._connection(flush=False)).executemany(
+            conn.executemany(
                 "UPDATE urls SET state = ?, reason = ?, loaded = 0 WHERE seq = ?", [row[:3] for row in popped]
             )
             for _state, _reason, _seq, url in popped:
                 self._takes.pop(url, None)
-        if batch:
-            self._set_rows(sql, batch)
-
-    def _set_rows(self, sql: str, params: list[tuple[str, str | None, str]]) -> None:
-        conn = self._begin(self._connection(flush=False))  # the URLs of pending takes are not in params
-        if conn.executemany(sql, params).rowcount != len(params):
-            self._explain_missing([url for _state, _reason, url in params])
+        if batch and conn.executemany(sql, batch).rowcount != len(batch):
+            self._explain_missing([url for _state, _reason, url in batch])
 
     def _set_frontier_batch(self, sql: str, urls: list[str], reason: str | None) -> None:
         params = []
@@ -872,7 +869,7 @@ class StateStore:
     @_translated
     def push_row(self, task: FetchTask, origin: str, loaded: bool) -> int:
         """Write ``task`` as waiting (a new row, or an in-flight one put back); its seq."""
-        conn = self._begin(self._connection(flush=task.url in self._takes))  # put back: its take first
+        conn = self._writer(flush=task.url in self._takes)  # put back: its take first
         self._seq += 1
         cursor = conn.execute(
             "INSERT INTO urls (seq, url, origin, state, depth, parent, redirect_chain, request_url,"
