@@ -129,10 +129,22 @@ _TAG = re.compile(r"<[^>]*>")
 _SCRIPT = re.compile(r"(?is)<(script|style)\b.*?</\1\s*>")
 
 
+def _between_tags(markup: str, separator: str) -> str:
+    """The text of ``markup`` outside its tags, scripts and styles, each tag replaced
+    by ``separator``, character references decoded (a regex pass: no nesting limit)."""
+    return unescape(_TAG.sub(separator, _SCRIPT.sub(" ", markup)))
+
+
 def _has_text(markup: str) -> bool:
     """True if ``markup`` has text outside its tags, scripts and styles (a cheap test,
     run only when a converter returned nothing)."""
-    return bool(unescape(_TAG.sub(" ", _SCRIPT.sub(" ", markup))).strip())
+    return bool(_between_tags(markup, " ").strip())
+
+
+def _lines(text: str) -> str:
+    """``text`` with whitespace runs collapsed within lines and blank lines removed."""
+    lines = (" ".join(line.split()) for line in text.splitlines())
+    return "\n".join(line for line in lines if line)
 
 
 def plain_text(markup: str) -> str:
@@ -141,8 +153,7 @@ def plain_text(markup: str) -> str:
     text = _lxml_text(markup)
     if text or not _has_text(markup):
         return text
-    lines = (" ".join(line.split()) for line in unescape(_TAG.sub("\n", _SCRIPT.sub(" ", markup))).splitlines())
-    return "\n".join(line for line in lines if line)
+    return _lines(_between_tags(markup, "\n"))
 
 
 def _lxml_text(markup: str) -> str:
@@ -155,5 +166,4 @@ def _lxml_text(markup: str) -> str:
             element.drop_tree()
     for element in root.iter(*_BLOCKS):  # a block ends its line
         element.tail = "\n" + (element.tail or "")
-    lines = (" ".join(line.split()) for line in root.text_content().splitlines())
-    return "\n".join(line for line in lines if line)
+    return _lines(root.text_content())

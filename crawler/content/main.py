@@ -219,9 +219,8 @@ def _serialize(element: lxml.html.HtmlElement) -> str:
     (:func:`_drop_controls`) and with links in ``pre`` reduced to their text (a fenced
     code block holds no link: its code stays byte for byte)."""
     _drop_controls(element)
-    for link in list(element.iter("a")):
-        if any(ancestor.tag == "pre" for ancestor in link.iterancestors()):
-            link.drop_tag()
+    for link in dict.fromkeys(link for pre in element.iter("pre") for link in pre.iter("a")):  # a pre in a pre: once
+        link.drop_tag()
     return lxml.html.tostring(element, encoding="unicode", method="html")
 
 
