@@ -171,6 +171,13 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
         help="wall-clock seconds for one fetch, body included (default: %(default)s)",
     )
     p.add_argument(
+        "--page-timeout",
+        type=_positive_float,
+        default=60.0,
+        help="wall-clock seconds for one page's parsing and conversion; past it the fetcher "
+        "process is replaced and the URL failed (default: %(default)s)",
+    )
+    p.add_argument(
         "--max-bytes",
         type=_positive_int,
         default=20 * 1024 * 1024,
@@ -342,6 +349,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         connect_timeout_s=args.connect_timeout,
         read_timeout_s=args.read_timeout,
         total_timeout_s=args.total_timeout,
+        page_timeout_s=args.page_timeout,
         max_body_bytes=args.max_bytes,
         max_redirects=args.max_redirects,
         user_agent=args.user_agent,

@@ -77,6 +77,11 @@ class CrawlConfig:
         connect_timeout_s, read_timeout_s: per-socket timeouts handed to requests.
         total_timeout_s: wall-clock cap on one fetch, body included (a trickling server
             cannot hold a thread longer than this).
+        page_timeout_s: wall-clock cap on one page's page work (decode, links, main
+            content, Markdown, SimHash), from the end of its download. Native code
+            holding the GIL cannot be interrupted from Python, so past it the dispatcher
+            kills the fetcher process: the URL is failed with ``page work timeout`` and the
+            fetcher's other tasks go back to the frontier, as after any fetcher death.
         max_body_bytes: bodies are streamed and cut at this size (recorded as truncated).
         max_redirects: longest redirect chain followed before the URL is failed.
         user_agent: the User-Agent header.
@@ -160,6 +165,7 @@ class CrawlConfig:
     connect_timeout_s: float = 10.0
     read_timeout_s: float = 30.0
     total_timeout_s: float = 120.0
+    page_timeout_s: float = 60.0
     max_body_bytes: int = 20 * 1024 * 1024
     max_redirects: int = 10
     user_agent: str = ""
@@ -257,7 +263,7 @@ class CrawlConfig:
         ):
             if not 0 <= getattr(self, name) <= MAX_TIMEOUT_S:
                 raise ConfigError(f"{flag} must be from 0 to {MAX_TIMEOUT_S:g} s")
-        for name in ("connect_timeout_s", "read_timeout_s", "total_timeout_s", "stall_s"):
+        for name in ("connect_timeout_s", "read_timeout_s", "total_timeout_s", "page_timeout_s", "stall_s"):
             if not 0 < getattr(self, name) <= MAX_TIMEOUT_S:
                 raise ConfigError(f"{name} must be more than 0 and at most {MAX_TIMEOUT_S:g} s")
         if self.shards < 1 or self.shards & (self.shards - 1) or self.shards > MAX_SHARDS:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -17,7 +18,8 @@ import psutil
 import pytest
 
 from crawler.engine.statestore import StateStore
-from tests.helpers.crawlutil import crawl_command, read_records
+from crawler.engine.worker import page_markdown
+from tests.helpers.crawlutil import crawl_command, read_records, run_crawl
 from tests.helpers.siteserver import Route, SiteServer
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -293,3 +295,43 @@ def test_a_warm_stop_takes_back_every_task_waiting_in_a_full_channel(tmp_path):
     assert started_late == [] and hits == {site.SEED: 1, "/s1": 1}
     summary = json.loads((out / "summary.json").read_text("utf-8"))
     assert (summary["stopped"], summary["pages"], summary["skipped"]) == ("interrupted", 2, 3)
+
+
+def spinning_page_markdown(text: str, *args, **kwargs):
+    """``page_markdown``, except on a page that holds ``SPIN``: there a regular
+    expression that backtracks for hours runs in C holding the GIL, as a native
+    converter stuck on a page would (no Python-level timeout can interrupt it)."""
+    if "SPIN" in text:
+        re.match(r"(a|aa)+$", "a" * 80 + "b")
+    return page_markdown(text, *args, **kwargs)
+
+
+def test_a_page_whose_page_work_hangs_is_failed_and_its_fetcher_replaced(tmp_path, site_server, monkeypatch):
+    monkeypatch.setattr("crawler.engine.worker.page_markdown", spinning_page_markdown)
+    server = site_server(
+        {
+            "/": Route('<main><a href="/a">a</a> <a href="/spin">s</a> <a href="/b">b</a></main>'),
+            "/a": Route('<main><p>page a</p><a href="/c">c</a></main>'),
+            "/spin": Route("<main><p>SPIN</p></main>"),
+            "/b": Route("<main><p>page b</p></main>"),
+            "/c": Route("<main><p>page c</p></main>"),
+        }
+    )
+    started = time.monotonic()
+    summary, records = run_crawl(
+        tmp_path, server.url("/"), workers=1, threads=1, page_timeout_s=1.0, start_method="fork"
+    )
+    assert time.monotonic() - started < 30
+    # every path requested once: the hung page is failed, not fetched again, and the
+    # tasks the killed fetcher held went back to the frontier unrequested
+    assert dict(server.hits) == {"/robots.txt": 1, "/": 1, "/a": 1, "/spin": 1, "/b": 1, "/c": 1}
+    assert {url: r.get("error") for url, r in records.items()} == {
+        server.url("/"): None,
+        server.url("/a"): None,
+        server.url("/spin"): "page work timeout",
+        server.url("/b"): None,
+        server.url("/c"): None,
+    }
+    assert records[server.url("/b")]["markdown"] == "page b"
+    assert (summary["pages"], summary["failed"], summary["fetcher_deaths"]) == (4, 1, 1)
+    assert summary["reconciled"] is True

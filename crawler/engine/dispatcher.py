@@ -77,6 +77,7 @@ from crawler.engine.messages import (
     KIND_SITEMAP,
     MAX_CRASHES,
     PAGE,
+    PAGE_TIMEOUT,
     REDIRECT,
     RETRY,
     ROBOTS,
@@ -183,6 +184,7 @@ class Dispatcher:
         self._released: set[tuple[str, str]] = set()  # (kind, url): its exchange ended, origin freed
         self.crashes: dict[str, int] = {}  # url -> deaths, for URLs the store has no row for
         self.deaths = 0
+        self.replaced = 0  # of the deaths: fetchers killed for --page-timeout
         self.seed_keys = frozenset(config.seed_keys)  # a test per result: O(1) for any number of seeds
         self.fetched: set[str] = set()  # every URL with a record
         self.redirected: set[str] = set()  # URLs recorded as redirects
@@ -470,6 +472,7 @@ class Dispatcher:
     def _exchanged(self, message: Exchanged, now: float) -> None:
         """A page's exchange ended: its origin may take the next request now."""
         key = (KIND_PAGE, message.url)
+        self.pool.exchanged(message.url, now)
         if key in self.pool.owner and key not in self._released:
             self._released.add(key)
             origin = origin_of(message.url)
@@ -580,17 +583,21 @@ class Dispatcher:
     def _fetcher_died(self, worker_id: int) -> None:
         """A fetcher died (killed, out of memory): the tasks it held go back to the
         frontier (a URL whose fetch already ended in the table is not fetched again), a
-        URL held by :data:`MAX_CRASHES` dying fetchers is failed with the reason, and a
-        new fetcher takes its place.
+        URL held by :data:`MAX_CRASHES` dying fetchers is failed with the reason, a URL
+        whose page work it was killed for (``--page-timeout``) is failed with
+        :data:`PAGE_TIMEOUT`, and a new fetcher takes its place.
 
         Raises:
-            FetcherDied: more than :data:`MAX_DEATHS` fetchers died in this crawl.
+            FetcherDied: more than :data:`MAX_DEATHS` fetchers died in this crawl, not
+                counting those killed for ``--page-timeout`` (replaced on purpose).
         """
         process, messages = self.pool.remove(worker_id)
         for message in messages:  # complete messages sent before it died come first
             self._handle(message)
+        timed_out = self.pool.timed_out_of(worker_id)
         self.deaths += 1
-        if self.deaths > MAX_DEATHS:
+        self.replaced += bool(timed_out)
+        if self.deaths - self.replaced > MAX_DEATHS:
             raise FetcherDied(
                 f"fetcher {worker_id} died (exit code {process.exitcode}); {self.deaths} fetchers died in this crawl"
             )
@@ -607,14 +614,18 @@ class Dispatcher:
                     self.dispatched += 1  # it was fetched: it counts for the limits
                     self.scheduler.recount(task)
                     continue
-                if self._bump_crashes(task.url) >= MAX_CRASHES:
+                if task.url in timed_out:  # killed for it: failed, not fetched again
+                    task = dataclasses.replace(task, kind=KIND_FAIL, error=PAGE_TIMEOUT)
+                elif self._bump_crashes(task.url) >= MAX_CRASHES:
                     task = dataclasses.replace(task, kind=KIND_FAIL)
             self.scheduler.push(task)
+        failing = sum(task.url in timed_out for task in held)
         log.warning(
-            "fetcher %d died (exit code %s); %d task(s) it held go back to the frontier; a new fetcher takes its place",
+            "fetcher %d died (exit code %s); %d task(s) it held go back to the frontier%s; a new fetcher takes its place",
             worker_id,
             process.exitcode,
             len(held),
+            f" ({failing} to be failed: {PAGE_TIMEOUT})" if failing else "",
         )
         self.pool.start_one()
 

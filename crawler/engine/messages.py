@@ -49,8 +49,9 @@ ROBOTS = Outcome.ROBOTS.value
 #: are in TaskDone.discovered, the child sitemaps of an index in TaskDone.sitemaps.
 SITEMAP = Outcome.SITEMAP.value
 
-#: FetchTask kinds. KIND_FAIL: a claimed URL held by MAX_CRASHES fetchers that died;
-#: the fetcher records it failed with CRASHED, without requesting it.
+#: FetchTask kinds. KIND_FAIL: a claimed URL to record as failed without requesting it,
+#: with the task's ``error``: held by MAX_CRASHES fetchers that died (CRASHED), or
+#: its page work ran past ``--page-timeout`` (PAGE_TIMEOUT).
 #: KIND_ROBOTS_REDIRECT: the target ``url`` of a robots.txt redirect to another origin,
 #: fetched under that origin's politeness for the origins waiting on it (the dispatcher
 #: keeps them); ``depth`` counts the redirects so far.
@@ -63,6 +64,8 @@ KIND_PAGE, KIND_ROBOTS, KIND_SITEMAP, KIND_FAIL = (
 KIND_ROBOTS_REDIRECT = TaskKind.ROBOTS_REDIRECT.value
 MAX_CRASHES = 3
 CRASHED = f"fetcher process died while fetching it ({MAX_CRASHES} times)"
+#: The error of a URL whose page work ran past ``--page-timeout`` (its fetcher was replaced).
+PAGE_TIMEOUT = "page work timeout"
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -84,6 +87,7 @@ class FetchTask:
             origin ``url`` (``scheme://host[:port]``); :data:`KIND_SITEMAP` for the
             sitemap at ``url`` (``depth`` counts sitemap-index levels). Robots and
             sitemap tasks are not claimed URLs: no record, no visited state.
+        error: for :data:`KIND_FAIL`, the reason recorded (``None``: :data:`CRASHED`).
     """
 
     url: str
@@ -93,6 +97,7 @@ class FetchTask:
     request_url: str | None = None
     attempt: int = 0
     kind: str = KIND_PAGE
+    error: str | None = None
 
     @property
     def fetch_url(self) -> str:

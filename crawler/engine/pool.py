@@ -33,7 +33,7 @@ from multiprocessing.process import BaseProcess
 
 from crawler.config import CrawlConfig
 from crawler.engine.channel import TaskChannel
-from crawler.engine.messages import STOP, FetchTask
+from crawler.engine.messages import KIND_PAGE, STOP, FetchTask
 from crawler.engine.stats import ProcessTreeMonitor
 from crawler.engine.visited import VisitedProxy
 from crawler.engine.worker import fetcher_main
@@ -84,6 +84,10 @@ class FetcherPool:
         self._out_by_fd: dict[int, int] = {}  # write end of a channel polled for room -> fetcher id
         #: (kind, url) -> (fetcher id, task, monotonic time given)
         self.owner: dict[tuple[str, str], tuple[int, FetchTask, float]] = {}
+        #: page URL -> (fetcher id, monotonic time its Exchanged was read): its page work runs
+        self.working: dict[str, tuple[int, float]] = {}
+        #: page URL whose page work ran past ``page_timeout_s`` -> the fetcher killed for it
+        self.timed_out: dict[str, int] = {}
         self._next_id = 0
 
     # -- processes ---------------------------------------------------------------
@@ -123,25 +127,41 @@ class FetcherPool:
 
     def kill_hung(self, now: float) -> list[int]:
         """SIGKILL each fetcher that holds tasks and has sent nothing for
-        ``total_timeout_s + HUNG_GRACE_S`` seconds; returns their ids (their death is
-        then seen as any death: an EOF on the pipe, an exit code)."""
+        ``total_timeout_s + HUNG_GRACE_S`` seconds, or whose page work on one page has run
+        for more than ``page_timeout_s`` since its :class:`Exchanged` (that URL joins
+        :attr:`timed_out`, read by :meth:`timed_out_of`). Returns their ids; their death is then seen as any death (an
+        EOF on the pipe, an exit code)."""
         limit = self.config.total_timeout_s + HUNG_GRACE_S
-        hung = [
-            wid
+        hung = {
+            wid: f"holds {load} task(s) and sent nothing for {now - self.heard_at[wid]:.0f} s"
             for wid, load in self.load.items()
             if load and now - self.heard_at.get(wid, now) > limit and wid in self.processes
-        ]
-        for worker_id in hung:
+        }
+        for url, (wid, since) in self.working.items():
+            if now - since > self.config.page_timeout_s and wid in self.processes:
+                self.timed_out[url] = wid
+                hung.setdefault(wid, f"has worked on {url} for {now - since:.0f} s (--page-timeout)")
+        for worker_id, why in hung.items():
             process = self.processes[worker_id]
-            log.warning(
-                "fetcher %d (pid %s) holds %d task(s) and sent nothing for %.0f s: killing it",
-                worker_id,
-                process.pid,
-                self.load[worker_id],
-                now - self.heard_at[worker_id],
-            )
+            log.warning("fetcher %d (pid %s) %s: killing it", worker_id, process.pid, why)
             process.kill()
-        return hung
+        return list(hung)
+
+    def timed_out_of(self, worker_id: int) -> set[str]:
+        """The URLs whose page work timed out in the killed fetcher ``worker_id``,
+        forgotten here."""
+        urls = {url for url, wid in self.timed_out.items() if wid == worker_id}
+        for url in urls:
+            del self.timed_out[url]
+        return urls
+
+    def exchanged(self, url: str, now: float) -> None:
+        """The page task ``url`` was downloaded (its
+        :class:`crawler.engine.messages.Exchanged` read at ``now``):
+        its page work runs from here until its result."""
+        holder = self.owner.get((KIND_PAGE, url))
+        if holder is not None:
+            self.working[url] = (holder[0], now)
 
     def remove(self, worker_id: int) -> tuple[BaseProcess, list]:
         """Forget a dead fetcher's process, queue and pipe. Returns ``(process,
@@ -232,6 +252,8 @@ class FetcherPool:
         holder = self.owner.pop((kind, url), None)
         if holder is None:
             return None
+        if kind == KIND_PAGE:
+            self.working.pop(url, None)
         if holder[0] in self.load:
             self.load[holder[0]] -= 1
         return holder[1]

@@ -152,7 +152,7 @@ class PageProcessor:
         and the dispatcher schedules the next attempt.
         """
         if task.kind == KIND_FAIL:
-            return self._fail(task, CRASHED, None)
+            return self._fail(task, task.error or CRASHED, None)
         origin = origin_of(task.url)
         wait = self.paused.get(origin, 0.0) - time.monotonic()
         if task.kind == KIND_PAGE and wait > 0:
