@@ -25,7 +25,6 @@ and the shingle size were made by measurement (``bench/neardup.py``, README.md).
 from __future__ import annotations
 
 import array
-import collections
 import re
 from collections.abc import Iterable, Iterator
 
@@ -43,6 +42,8 @@ _MASK64 = (1 << BITS) - 1
 # Markdown link or image target: "](url)" or "](url "title")", and bare <http...> links.
 _LINK_TARGET = re.compile(r"\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:\s+\"[^\"]*\")?\)|<https?://[^>\s]*>")
 _WORD = re.compile(r"\w+")
+#: ``_BIT_OF[i]``: a ``bytes.translate`` table mapping each byte to its bit ``i`` (0 or 1).
+_BIT_OF = tuple(bytes(value >> bit & 1 for value in range(256)) for bit in range(8))
 
 
 def features(text: str, shingle_words: int = SHINGLE_WORDS, strip_links: bool = True) -> list[bytes]:
@@ -56,7 +57,8 @@ def features(text: str, shingle_words: int = SHINGLE_WORDS, strip_links: bool = 
     words = [word for word in _WORD.findall(text.lower()) if not word.isdigit()]
     if len(words) <= shingle_words:
         return [" ".join(words).encode("utf-8")] if words else []
-    return [" ".join(words[i : i + shingle_words]).encode("utf-8") for i in range(len(words) - shingle_words + 1)]
+    runs = zip(*(words[i:] for i in range(shingle_words)))  # each word and the ones after it
+    return [shingle.encode("utf-8") for shingle in map(" ".join, runs)]
 
 
 def simhash_of_features(items: Iterable[bytes]) -> int:
@@ -66,15 +68,14 @@ def simhash_of_features(items: Iterable[bytes]) -> int:
     more than half of the item hashes have bit ``i`` set. No items give 0. One item
     gives its own xxh3-64 (``xxhash.xxh3_64_intdigest``).
     """
-    digests = b"".join(xxhash.xxh3_64_digest(item) for item in items)  # big-endian, 8 bytes each
+    digests = b"".join(map(xxhash.xxh3_64_digest, items))  # big-endian, 8 bytes each
     count = len(digests) // 8
     result = 0
-    for position in range(8):  # byte `position` of each digest, counted in C
-        byte_counts = collections.Counter(digests[position::8])
+    for position in range(8):  # byte `position` of each digest
+        column = digests[position::8]
         shift = (7 - position) * 8
-        for bit in range(8):
-            ones = sum(n for value, n in byte_counts.items() if value >> bit & 1)
-            if 2 * ones > count:
+        for bit in range(8):  # the digests with this bit set, counted in C
+            if 2 * column.translate(_BIT_OF[bit]).count(1) > count:
                 result |= 1 << (shift + bit)
     return result
 
