@@ -621,7 +621,8 @@ class Dispatcher:
             self.scheduler.push(task)
         failing = sum(task.url in timed_out for task in held)
         log.warning(
-            "fetcher %d died (exit code %s); %d task(s) it held go back to the frontier%s; a new fetcher takes its place",
+            "fetcher %d died (exit code %s); %d task(s) it held go back to the frontier%s;"
+            " a new fetcher takes its place",
             worker_id,
             process.exitcode,
             len(held),
