@@ -4,10 +4,9 @@
 written, surrounding whitespace included); :func:`resolve_links` turns them into
 canonical absolute URLs with :func:`crawler.web.urlnorm.normalize`.
 
-The parser is ``lxml.etree`` with an HTML parser: the same links as BeautifulSoup (which
-sits on the same libxml2 parser) at a fraction of its cost (docs/performance.md, "Link
-extraction"). A new parser object is
-made per call: lxml parser objects must not be shared between threads.
+The parser is libxml2's HTML parser through lxml (:func:`crawler.content.document.parse`,
+the page's one parse): the same links as BeautifulSoup (which sits on the same libxml2
+parser) at a fraction of its cost (docs/performance.md, "Link extraction").
 
 Which elements count as links follows the HTML standard's hyperlink and navigable
 elements: ``a[href]``, ``area[href]`` and the nested browsing contexts ``frame[src]`` and
@@ -24,9 +23,19 @@ from dataclasses import dataclass
 
 import lxml.etree as ET
 
+from crawler.content.document import parse
 from crawler.web import urlnorm
 
-__all__ = ["PageLinks", "extract", "effective_base", "resolve_links", "link_targets", "refresh_url", "LINK_ATTRIBUTES"]
+__all__ = [
+    "PageLinks",
+    "extract",
+    "links_of",
+    "effective_base",
+    "resolve_links",
+    "link_targets",
+    "refresh_url",
+    "LINK_ATTRIBUTES",
+]
 
 #: Element name -> the attribute holding its link target.
 LINK_ATTRIBUTES: dict[str, str] = {"a": "href", "area": "href", "frame": "src", "iframe": "src"}
@@ -65,7 +74,8 @@ _EMPTY = PageLinks()
 
 
 def extract(text: str) -> PageLinks:
-    """Parse an HTML document and return its title, ``<base href>`` and link targets.
+    """Parse an HTML document and return its title, ``<base href>`` and link targets:
+    :func:`links_of` the tree :func:`crawler.content.document.parse` makes of ``text``.
 
     Args:
         text: the decoded document (see :func:`crawler.web.decode.decode_html`). Any
@@ -81,22 +91,14 @@ def extract(text: str) -> PageLinks:
     Raises:
         Nothing: parser errors are swallowed and give an empty result.
     """
-    if not text:
-        return _EMPTY
-    try:
-        # Feed UTF-8 bytes with an explicit encoding: a str containing an
-        # <?xml encoding=...?> declaration is refused by lxml, and the explicit
-        # encoding makes libxml2 ignore any <meta charset> in the already-decoded
-        # text. Lone surrogates (which cannot be encoded) become U+FFFD.
-        data = text.encode("utf-8", "replace")
-        # huge_tree: past 256 levels of nesting libxml2 would drop the rest of the page
-        parser = ET.HTMLParser(encoding="utf-8", no_network=True, remove_pis=True, huge_tree=True)
-        root = ET.fromstring(data, parser)
-    except Exception:  # lxml raises XMLSyntaxError/ParserError/ValueError on hopeless input
-        return _EMPTY
+    return links_of(parse(text))
+
+
+def links_of(root: ET._Element | None) -> PageLinks:
+    """:func:`extract` on a parsed document (``None``: an empty ``PageLinks()``); reads
+    the tree, never changes it."""
     if root is None:
         return _EMPTY
-
     title: str | None = None
     seen_title = False
     base_href: str | None = None

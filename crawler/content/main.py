@@ -64,6 +64,8 @@ import re
 import lxml.etree as ET
 import lxml.html
 
+from crawler.content.document import parse
+
 __all__ = ["main_content", "LINK_DENSE", "MIN_WORDS"]
 
 #: Link text / all text of the pre-passed body at or above which the extractor is skipped.
@@ -89,11 +91,13 @@ _CONSENT = re.compile(
 _WORD = re.compile(r"\w+")
 
 
-def main_content(html: str) -> str | None:
+def main_content(html: str, root: lxml.html.HtmlElement | None = None) -> str | None:
     """The HTML of the page's main content, or ``None`` to convert the whole page.
 
     Args:
         html: the decoded document (:func:`crawler.web.decode.decode_html`).
+        root: ``parse(html)`` (:func:`crawler.content.document.parse`) when the caller
+            has it: it is changed in place (the chrome dropped); ``None``: parsed here.
 
     Returns:
         An HTML fragment (serialized by lxml; relative links are left as written, so
@@ -102,14 +106,12 @@ def main_content(html: str) -> str | None:
         finds nothing usable (rule 5 of the module docstring).
 
     Raises:
-        Nothing for malformed markup; a fresh parser per call, so it is thread-safe.
+        Nothing for malformed markup; thread-safe (a fresh parser per call).
     """
-    try:
-        # huge_tree: libxml2's HTML parser otherwise stops at 256 levels of nesting and
-        # drops everything deeper (and the rest of the page) without an error
-        root = lxml.html.document_fromstring(html, parser=lxml.html.HTMLParser(huge_tree=True))
-    except (ET.ParserError, ValueError):  # empty or unparsable document
-        return None
+    if root is None:
+        root = parse(html)
+        if root is None:  # empty or unparsable document
+            return None
     _strip_chrome(root)
     main = _main_landmark(root)
     if main is not None:

@@ -28,12 +28,14 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
 from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING
 
 import xxhash
 
 from crawler.config import CrawlConfig
 from crawler.content.convert import DEFAULT_CONVERTER, Conversion, convert, error_text
-from crawler.content.links import effective_base, extract, link_targets
+from crawler.content.document import parse
+from crawler.content.links import effective_base, link_targets, links_of
 from crawler.content.main import main_content
 from crawler.content.neardup import simhash
 from crawler.engine.channel import TaskChannel
@@ -74,6 +76,9 @@ from crawler.web.scope import Scope
 from crawler.web.sitemaps import SITEMAP_MAX_BYTES, parse_sitemap
 from crawler.web.urlnorm import key_of, normalize, origin_of, request_url
 
+if TYPE_CHECKING:
+    import lxml.html
+
 log = logging.getLogger("crawler")
 
 
@@ -89,18 +94,24 @@ def markdown_fingerprint(markdown: str) -> str:
 
 
 def page_markdown(
-    text: str, base: str, keep_boilerplate: bool = False, converter: str = DEFAULT_CONVERTER
+    text: str,
+    base: str,
+    keep_boilerplate: bool = False,
+    converter: str = DEFAULT_CONVERTER,
+    root: lxml.html.HtmlElement | None = None,
 ) -> tuple[Conversion, str, str | None]:
     """Markdown of a decoded HTML page (:func:`crawler.content.convert.convert` by
     ``converter``), what was converted: ``"main"`` (the main content,
     :func:`crawler.content.main.main_content`) or ``"page"`` (the whole page: with
     ``keep_boilerplate``, when no main content was found, or when its selection
     raised), and the error a step fell back from (``"main content: ..."``, the
-    converter's), else None. Never raises for a page: each step falls back."""
+    converter's), else None. ``root``: the page's tree (:func:`crawler.content.document.parse`),
+    if the caller has it; the main-content step changes it. Never raises for a page: each
+    step falls back."""
     error = None
     if not keep_boilerplate:
         try:
-            selected = main_content(text)
+            selected = main_content(text, root)
         except Exception as exc:  # the selection's bug must not lose the page
             selected, error = None, error_text("main content", exc)
         if selected is not None:
@@ -377,12 +388,13 @@ class PageProcessor:
 
     def _page(self, task: FetchTask, response: Response) -> TaskDone:
         text, _encoding = decode_html(response.body, response.content_type)
-        page = extract(text)
+        root = parse(text)  # the one parse: read for links first, then changed by main content
+        page = links_of(root)
         base = effective_base(response.url, page)
         conversion, content, fallback = (
             (None, None, None)
             if self.mapping
-            else page_markdown(text, base, self.config.keep_boilerplate, self.config.converter)
+            else page_markdown(text, base, self.config.keep_boilerplate, self.config.converter, root)
         )
         markdown = None if conversion is None else conversion.markdown
         edges, claims = [], []

@@ -1,0 +1,44 @@
+"""The one parse of a page: its decoded HTML as an ``lxml.html`` tree, shared by the
+steps of the page work.
+
+A fetcher parses each page once (libxml2's HTML parser, in recovery mode, as browsers
+repair markup) and hands the tree to the steps: :func:`crawler.content.links.links_of`
+reads it, then :func:`crawler.content.main.main_content` changes it in place (it drops
+the chrome), so the readers go first. Parsing is the dearest step after the Markdown
+(docs/performance.md, "Page work"); doing it once instead of once per step is the point.
+"""
+
+from __future__ import annotations
+
+import lxml.etree as ET
+import lxml.html
+
+__all__ = ["parse"]
+
+
+def parse(text: str) -> lxml.html.HtmlElement | None:
+    """The document tree of ``text``, or ``None`` for a document with nothing to parse.
+
+    Args:
+        text: the decoded document (:func:`crawler.web.decode.decode_html`). Any string is
+            accepted: malformed markup is repaired.
+
+    Returns:
+        The root element (``html``; libxml2 adds ``html`` and ``body`` a fragment lacks),
+        or ``None`` for empty input and input the parser makes nothing of (binary garbage).
+
+    Raises:
+        Nothing; a fresh parser per call (lxml parser objects must not be shared between
+        threads).
+    """
+    if not text:
+        return None
+    # UTF-8 bytes with an explicit encoding: a str holding an <?xml encoding=...?>
+    # declaration is refused by lxml, and the explicit encoding makes libxml2 ignore any
+    # <meta charset> in the already decoded text. Lone surrogates become U+FFFD.
+    # huge_tree: past 256 levels of nesting libxml2 would drop the rest of the page.
+    parser = lxml.html.HTMLParser(encoding="utf-8", no_network=True, remove_pis=True, huge_tree=True)
+    try:
+        return ET.fromstring(text.encode("utf-8", "replace"), parser)
+    except Exception:  # lxml raises XMLSyntaxError/ParserError/ValueError on hopeless input
+        return None
