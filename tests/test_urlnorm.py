@@ -709,9 +709,28 @@ def test_request_url_keeps_query_order_only(href, base, sent, key):
     assert normalize(href, base) == key
 
 
+def test_remembered_request_urls_are_the_request_urls_and_the_memo_is_bounded():
+    memo = urlnorm.RequestUrlMemo(max_entries=3)
+    asked = [
+        ("../b/c.html#x", "http://H/a/d.html"),
+        ("/b/c.html#y", "http://H/z"),  # the same resolved URL, another fragment: remembered
+        ("c.html?b=2&a=1", "http://h/b/"),
+        ("/p;jsessionid=0A1B2C", "http://h/"),
+        ("mailto:x@y", "http://h/"),  # refused: remembered as None
+        ("mailto:x@y", "http://h/"),
+        ("//", "http://h/"),
+    ]
+    sizes = []
+    for href, base in asked:
+        assert memo(href, base) == urlnorm.request_url(href, base), href
+        sizes.append(len(memo))
+    assert sizes == [1, 1, 2, 3, 1, 1, 2]  # the fourth resolved URL found it full: started over
+
+
 # ---------------------------------------------------------------- properties
 
 PROPS = settings(max_examples=500, deadline=None)
+MEMO = urlnorm.RequestUrlMemo(max_entries=64)  # shared by the property tests: hits and misses
 URLISH = st.text(
     alphabet=st.sampled_from(list("aAzZ09-._~:/?#[]@!$&'()*+,;=% \t\n\\\"<>^`{|}é\u00fc\u3002\x00\x7fH.T.P")),
     max_size=40,
@@ -744,6 +763,9 @@ def _check(url, base):
         assert isinstance(fingerprint(out), int)
     request = urlnorm.request_url(url, base)
     assert (request is None) == (out is None)
+    # the memo's answer, computed or remembered, is the same
+    assert MEMO(url, base) == MEMO(url, base) == request
+    assert MEMO(url + "#other", base) == urlnorm.request_url(url + "#other", base)
     if request is not None:  # the request form keys to the same URL and is stable
         assert normalize(request) == out == urlnorm.key_of(request)
         assert urlnorm.request_url(request) == request

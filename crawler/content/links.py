@@ -19,6 +19,7 @@ ignored; of ``link`` only ``rel=canonical`` is read, and kept apart
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import lxml.etree as ET
@@ -218,12 +219,16 @@ def effective_base(page_url: str, page: PageLinks) -> str:
     return page_url
 
 
-def link_targets(page_url: str, page: PageLinks) -> list[tuple[str, str]]:
+def link_targets(
+    page_url: str, page: PageLinks, request_url: Callable[[str, str], str | None] = urlnorm.request_url
+) -> list[tuple[str, str]]:
     """Resolve a page's link targets into (key, request URL) pairs.
 
     Args:
         page_url: the absolute URL the document was fetched from, as requested.
         page: the result of :func:`extract` for that document.
+        request_url: :func:`crawler.web.urlnorm.request_url`, or a function that gives
+            the same values (a fetcher's :class:`crawler.web.urlnorm.RequestUrlMemo`).
 
     Returns:
         ``[(key, request_url)]`` sorted by key, one pair per distinct key: ``key`` is
@@ -236,7 +241,7 @@ def link_targets(page_url: str, page: PageLinks) -> list[tuple[str, str]]:
     base = effective_base(page_url, page)
     targets: dict[str, str] = {}
     for href in dict.fromkeys(page.hrefs):  # 39% of python3.11-doc hrefs repeat within their page
-        sent = urlnorm.request_url(href, base)
+        sent = request_url(href, base)
         if sent is not None:
             targets.setdefault(urlnorm.key_of(sent), sent)
     return sorted(targets.items())

@@ -74,7 +74,7 @@ from crawler.web.retry import is_transient, parse_retry_after
 from crawler.web.robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, robots_url
 from crawler.web.scope import Scope
 from crawler.web.sitemaps import SITEMAP_MAX_BYTES, parse_sitemap
-from crawler.web.urlnorm import key_of, normalize, origin_of, request_url
+from crawler.web.urlnorm import RequestUrlMemo, key_of, normalize, origin_of, request_url
 
 if TYPE_CHECKING:
     import lxml.html
@@ -153,6 +153,7 @@ class PageProcessor:
         self.paused: dict[str, float] = {}
         self.mapping = config.mode == "map"
         self.notify = notify
+        self.request_urls = RequestUrlMemo()  # links repeat across a site's pages
 
     def run(self, task: FetchTask, client: HttpClient) -> TaskDone:
         """Fetch ``task`` and settle it; never raises for a bad page or server. The
@@ -400,7 +401,7 @@ class PageProcessor:
         edges, claims = [], []
         depth = task.depth + 1
         follow = self.config.max_depth is None or depth <= self.config.max_depth
-        for link, sent in link_targets(response.url, page):
+        for link, sent in link_targets(response.url, page, self.request_urls):
             in_scope = link in self.scope
             edges.append((task.url, link, LINK, in_scope))
             if in_scope and follow and link != task.url:

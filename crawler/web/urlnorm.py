@@ -432,12 +432,56 @@ PIPELINE: tuple[Callable[[Parts], Parts | None], ...] = REQUEST_PIPELINE + (_ste
 def _run(pipeline: tuple[Callable[[Parts], Parts | None], ...], url: str, base: str | None) -> str | None:
     if not isinstance(url, str) or not isinstance(base, (str, type(None))):
         return None
-    parts = _resolve_parts(clean_reference(url), base)
+    return _finish(pipeline, _resolve_parts(clean_reference(url), base))
+
+
+def _finish(pipeline: tuple[Callable[[Parts], Parts | None], ...], parts: Parts | None) -> str | None:
+    """Steps 3-9 (``pipeline``) on resolved components, recomposed; ``None`` if one refuses."""
     for step in pipeline:
         if parts is None:
             return None
         parts = step(parts)
     return None if parts is None else unsplit(parts)
+
+
+class RequestUrlMemo:
+    """:func:`request_url` of an href on a page, the same value, remembered: call it as
+    ``memo(url, base)``.
+
+    Steps 1-2 (clean-up and resolution) run for every call; steps 3-9 once per resolved
+    URL, whatever its fragment (only step 9 reads the fragment, and it drops it): a
+    site's pages link to the same pages (its navigation, its index), so most of a page's
+    links were resolved on an earlier page. A fetcher process keeps one. Thread-safe (one
+    dict operation at a time).
+
+    Args:
+        max_entries: resolved URLs remembered at most; the memo starts over when full
+            (32,768 entries: a few MiB).
+    """
+
+    def __init__(self, max_entries: int = 32_768) -> None:
+        self.max_entries = max_entries
+        self._sent: dict[tuple[str | None, str | None, str, str | None], str | None] = {}
+
+    def __len__(self) -> int:
+        return len(self._sent)
+
+    def __call__(self, url: str, base: str | None = None) -> str | None:
+        if not isinstance(url, str) or not isinstance(base, (str, type(None))):
+            return None
+        parts = _resolve_parts(clean_reference(url), base)
+        if parts is None:
+            return None
+        key = (parts.scheme, parts.authority, parts.path, parts.query)
+        try:
+            return self._sent[key]
+        except KeyError:
+            pass
+        sent = _finish(REQUEST_PIPELINE, parts)
+        if len(self._sent) >= self.max_entries:
+            self._sent.clear()
+        self._sent[key] = sent
+        return sent
 
 
 def normalize(url: str, base: str | None = None) -> str | None:
