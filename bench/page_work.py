@@ -5,10 +5,11 @@ Usage:
     (BENCH_QUICK=1: one round; results also in bench/results/page_work.json)
 
 Reads every ``.html`` file under ``--root`` into memory first, then times (process CPU,
-best of ``--rounds``) each step the fetcher runs on a page: decode, link extraction
-(lxml, as the crawler does it), link resolution and normalization, main-content selection
-and Markdown (the default; the whole page's Markdown, ``--keep-boilerplate``, is timed for
-comparison and left out of the total), the SimHash of the Markdown, JSON. If
+best of ``--rounds``) each step the fetcher runs on a page: decode, the one parse (lxml), the links read from
+the tree, link resolution and normalization (with a fetcher's memo, empty at each round's
+start), main-content selection and Markdown on the tree (the default converter; the
+other one and the whole page's Markdown, ``--keep-boilerplate``, are timed for comparison
+and left out of the total), the SimHash of the Markdown, JSON. If
 beautifulsoup4 is installed (``pip install -e '.[bench]'``), it also times the same link
 extraction with a full BeautifulSoup tree and with a SoupStrainer, and checks that all
 three find the same links.
@@ -23,10 +24,12 @@ import sys
 import time
 
 from crawler.content.convert import CONVERTERS, DEFAULT_CONVERTER, convert
-from crawler.content.links import LINK_ATTRIBUTES, effective_base, extract, link_targets
+from crawler.content.document import parse
+from crawler.content.links import LINK_ATTRIBUTES, effective_base, extract, link_targets, links_of
 from crawler.content.neardup import simhash
 from crawler.engine.worker import page_markdown
 from crawler.web.decode import decode_html
+from crawler.web.urlnorm import RequestUrlMemo
 
 TAGS = tuple(LINK_ATTRIBUTES)
 
@@ -43,14 +46,17 @@ def soup_links(text: str, strainer=None) -> tuple:
 
 
 def best_ms_per_page(fn, items, rounds: int, clock=time.process_time) -> float:
-    """Best of ``rounds``: ms of ``clock`` (process CPU by default) per item."""
+    """Best of ``rounds``: ms of ``clock`` (process CPU by default) per item. ``items``
+    may be a function making them, called before each round outside the clock (a step
+    that changes its input gets fresh input)."""
     best = float("inf")
     for _ in range(rounds):
+        batch = items() if callable(items) else items
         started = clock()
-        for item in items:
+        for item in batch:
             fn(item)
         best = min(best, clock() - started)
-    return best * 1000 / len(items)
+    return best * 1000 / len(batch)
 
 
 def main() -> int:
@@ -71,28 +77,38 @@ def main() -> int:
     texts = [(url, decode_html(body, "text/html")[0]) for url, body in bodies]
     pages = [(url, text, extract(text)) for url, text in texts]
     markdowns = [page_markdown(text, effective_base(url, page))[0].markdown for url, text, page in pages]
+    memo = [RequestUrlMemo()]  # a fetcher keeps one; each round starts with an empty one
+
+    def fresh_memo():
+        memo[0] = RequestUrlMemo()
+        return pages
+
+    def fresh_trees():  # the main-content step changes the tree it is given
+        return [(url, text, page, parse(text)) for url, text, page in pages]
+
     steps = {
-        "decode": lambda item: decode_html(item[1], "text/html"),
-        "extract (lxml)": lambda item: extract(item[1]),
-        "resolve + normalize": lambda item: link_targets(item[0], item[2]),
-        f"main content + markdown ({DEFAULT_CONVERTER})": lambda item: page_markdown(
-            item[1], effective_base(item[0], item[2])
+        "decode": (lambda item: decode_html(item[1], "text/html"), bodies),
+        "parse (lxml, once a page)": (lambda item: parse(item[1]), texts),
+        "links from the tree": (lambda item: links_of(item[3]), fresh_trees),
+        "resolve + normalize": (lambda item: link_targets(item[0], item[2], memo[0]), fresh_memo),
+        f"main content + markdown ({DEFAULT_CONVERTER})": (
+            lambda item: page_markdown(item[1], effective_base(item[0], item[2]), root=item[3]),
+            fresh_trees,
         ),
-        "simhash (near duplicates)": simhash,
-        "json record": lambda markdown: json.dumps({"markdown": markdown}, ensure_ascii=False),
+        "simhash (near duplicates)": (simhash, markdowns),
+        "json record": (lambda markdown: json.dumps({"markdown": markdown}, ensure_ascii=False), markdowns),
     }
     rows = {}
-    for name, fn in steps.items():
-        items = (
-            bodies if name == "decode" else markdowns if name in ("simhash (near duplicates)", "json record") else pages
-        )
+    for name, (fn, items) in steps.items():
         rows[name] = best_ms_per_page(fn, items, args.rounds)
     total = sum(rows.values())
     for converter in CONVERTERS:
         if converter != DEFAULT_CONVERTER:
             rows[f"(compare) main content + markdown ({converter})"] = best_ms_per_page(
-                lambda item, name=converter: page_markdown(item[1], effective_base(item[0], item[2]), converter=name),
-                pages,
+                lambda item, name=converter: page_markdown(
+                    item[1], effective_base(item[0], item[2]), converter=name, root=item[3]
+                ),
+                fresh_trees,
                 args.rounds,
             )
     rows[f"(compare) markdown of the whole page ({DEFAULT_CONVERTER}, --keep-boilerplate)"] = best_ms_per_page(
