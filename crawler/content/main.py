@@ -232,21 +232,30 @@ def _drop_controls(element: lxml.html.HtmlElement) -> None:
     doomed = []
     for control in element.iter("a", "button"):
         classes = (control.get("class") or "").lower().split()
-        text = control.text_content().strip()
         if control.tag == "button":
-            if _COPY_CLASSES.intersection(classes) or text.lower() in _COPY_TEXT:
+            if _COPY_CLASSES.intersection(classes) or control.text_content().strip().lower() in _COPY_TEXT:
                 doomed.append(control)
-        elif "headerlink" in classes or (
-            text in _PERMALINK_TEXT
-            and (control.get("href") or "").startswith("#")
-            and ("permalink" in (control.get("title") or "").lower() or "anchor" in " ".join(classes))
-        ):
-            doomed.append(control)
-        elif any(name.fullmatch(text) and where.search(control.get("href") or "") for name, where in _CONTROLS):
+        elif "headerlink" in classes or _is_control_link(control, classes):
             doomed.append(control)
     for control in doomed:
         if control.getparent() is not None:
             control.drop_tree()
+
+
+def _is_control_link(link: lxml.html.HtmlElement, classes: list[str]) -> bool:
+    """A permalink or an "Edit"/"View source"/"Skip to content" link: its ``href`` is
+    read first, its text (dearer) only where the ``href`` is a control's."""
+    href = link.get("href") or ""
+    if href.startswith("#") and ("permalink" in (link.get("title") or "").lower() or "anchor" in " ".join(classes)):
+        if link.text_content().strip() in _PERMALINK_TEXT:
+            return True
+    text = None
+    for name, where in _CONTROLS:
+        if where.search(href):
+            text = link.text_content().strip() if text is None else text
+            if name.fullmatch(text):
+                return True
+    return False
 
 
 def _extract_text(root: lxml.html.HtmlElement) -> str | None:
