@@ -1,10 +1,12 @@
 """The Scrapy contender: one spider doing the crawler's page work in its callback.
 
-Usage: python bench/contenders/scrapy_spider.py SEED OUT.jsonl [--tuned]
+Usage: python bench/contenders/scrapy_spider.py SEED OUT.jsonl [--tuned] [--html-to-markdown]
 
 Same host only, every HTML page converted with html2text (no hard wrap) and written as
 one JSON line. ``--tuned`` de-duplicates each page's links before yielding requests
 (Scrapy's scheduler de-duplicates them anyway; the tuned spider saves it the work).
+``--html-to-markdown`` converts the whole page with the crawler's default converter
+instead, with the crawler's options (:func:`crawler.content.convert.convert`).
 16 concurrent requests, no robots.txt, no throttling, no cache.
 """
 
@@ -16,12 +18,15 @@ import html2text
 import scrapy
 from scrapy.crawler import CrawlerProcess
 
+from crawler.content.convert import HTML_TO_MARKDOWN, convert
+
 
 class DocSpider(scrapy.Spider):
     name = "doc"
 
-    def __init__(self, seed: str, out: str, tuned: bool, **kwargs):
+    def __init__(self, seed: str, out: str, tuned: bool, same_converter: bool = False, **kwargs):
         super().__init__(**kwargs)
+        self.same_converter = same_converter
         self.start_urls = [seed]
         self.allowed_domains = [urllib.parse.urlsplit(seed).hostname]
         self.out = open(out, "w", encoding="utf-8")
@@ -30,14 +35,18 @@ class DocSpider(scrapy.Spider):
     def parse(self, response):
         if not isinstance(response, scrapy.http.HtmlResponse):
             return
-        converter = html2text.HTML2Text(baseurl=response.url)
-        converter.body_width = 0
+        if self.same_converter:
+            markdown = convert(response.text, response.url, HTML_TO_MARKDOWN).markdown
+        else:
+            converter = html2text.HTML2Text(baseurl=response.url)
+            converter.body_width = 0
+            markdown = converter.handle(response.text)
         self.out.write(
             json.dumps(
                 {
                     "url": response.url,
                     "title": response.css("title::text").get(),
-                    "markdown": converter.handle(response.text),
+                    "markdown": markdown,
                 },
                 ensure_ascii=False,
             )
@@ -69,7 +78,9 @@ def main() -> int:
             "RETRY_ENABLED": False,
         }
     )
-    process.crawl(DocSpider, seed=seed, out=out, tuned="--tuned" in sys.argv)
+    process.crawl(
+        DocSpider, seed=seed, out=out, tuned="--tuned" in sys.argv, same_converter="--html-to-markdown" in sys.argv
+    )
     process.start()
     return 0
 
