@@ -5,7 +5,8 @@ words in order, the headings and their levels, list nesting, table rows and cell
 
 Used by ``tests/test_convert.py`` and ``bench/fidelity.py``. What a converter drops by
 design is dropped from the source first: ``script``, ``style``, ``template`` and
-``noscript`` elements and HTML comments; an image counts as its ``alt`` text. Raw HTML
+``noscript`` elements and HTML comments; an image counts as its ``alt`` text, and an
+inline quotation (``q``) as its text in quotation marks, as a browser shows it. Raw HTML
 in the Markdown counts against it (:attr:`Fidelity.raw_html`): a reader renders it as
 markup, so a converter that passes its input through, or leaves ``<div>`` of the text
 unescaped, is not faithful however well the rendering matches.
@@ -21,7 +22,7 @@ import urllib.parse
 import lxml.html
 from markdown_it import MarkdownIt
 
-_RENDERER = MarkdownIt("commonmark").enable("table")
+_RENDERER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
 _DROPPED = ("script", "style", "template", "noscript")
 _BLOCKS = (
     "p", "div", "section", "article", "main", "aside", "header", "footer", "nav", "li", "ul", "ol", "dl", "dt", "dd",
@@ -112,6 +113,12 @@ def shape(html: str, base: str, rendered: bool = False) -> Shape:
         _drop(element)
     for comment in list(root.iter(lxml.etree.Comment)):
         _drop(comment)
+    for quote in root.iter("q"):  # a browser shows an inline quotation in quotation marks
+        quote.text = '"' + (quote.text or "")
+        if len(quote):
+            quote[-1].tail = (quote[-1].tail or "") + '"'
+        else:
+            quote.text += '"'
     for image in list(root.iter("img")):
         alt = image.get("alt") or ""
         _replace_with_text(image, alt)
