@@ -39,6 +39,42 @@ CASES = [
         "no bold",
         "the `__init__` of *x* and \\_\\_name\\_\\_",
     ),
+    # text that CommonMark reads as markup, which html-to-markdown leaves unescaped
+    ("<p>Use &lt;div&gt; here</p>", "not a raw HTML tag", "Use \\<div> here"),
+    ("<p>a `tick` here</p>", "not a code span", "a \\`tick\\` here"),
+    ("<p>see [x](y) literal</p>", "not a link", "see [x\\](y) literal"),
+    ("<p>[foo]: /url</p>", "not a link definition", "[foo\\]: /url"),
+    ("<p>&amp;copy; literal</p>", "not a character reference", "\\&copy; literal"),
+    ("<p>&lt;http://e.test/&gt; x</p>", "not an autolink", "\\<http://e.test/> x"),
+    ("<p>a \\` b</p>", "a backslash before a backtick", "a \\\\\\` b"),
+    ("<p><span>19. Oktober</span></p>", "a date, not a list item 19", "19\\. Oktober"),
+    ("<p>at most\n1. This flag</p>", "a line break of the source, not a list", "at most 1. This flag"),
+    ("<p>2 &lt; 3 &amp; [a] b</p>", "nothing to escape", "2 < 3 & [a] b"),
+    ("<p><code>a]( &amp;x;</code></p>", "code is code", "`a]( &x;`"),
+]
+
+#: (HTML of a main content, what a reader should get, the default converter's Markdown):
+#: the fragment's tidy steps (crawler/content/fragment.py), through main_content.
+FRAGMENTS = [
+    ('<p>Icon <svg><title>T</title><path d="M0"/></svg> gone</p>', "no base64 drawing", "Icon gone"),
+    ('<p>a <iframe src="https://v.test/e" title="Video player"></iframe> b</p>', "no embed", "a b"),
+    ("<p>a <video src=v.mp4>no video</video><audio src=a.mp3>x</audio> b</p>", "no player", "a b"),
+    ("<p>Pick <select><option>One</option><option>Two</option></select> now</p>", "no option list", "Pick now"),
+    ("<p>a<noscript>Enable JavaScript</noscript> b</p>", "no noscript", "a b"),
+    ('<p><a href="javascript:window.print()">Print</a> it</p>', "no script link", "Print it"),
+    ('<p>x <a href="/s" aria-label="Share on Facebook"><span class="icon"></span></a> y</p>', "no empty link", "x y"),
+    ('<p><a href="/p"><img src="i.png" alt=""></a> y</p>', "no link without text", "y"),
+    ('<p>A <img src="data:image/png;base64,AAAA" alt="dot"> b</p>', "a data: image as its alt", "A dot b"),
+    ("<p>Montauk<strong>.</strong> x<b>\"a\"</b>y</p>", "emphasis CommonMark cannot say", 'Montauk. x"a"y'),
+    ("<p>a <b>bold</b>, <em>(x)</em></p>", "emphasis it can", "a **bold**, *(x)*"),
+    ("<em><p>one</p><p>two</p></em>", "no emphasis across paragraphs", "one\n\ntwo"),
+    ("<figure><figcaption><b>Photo</b> / AP</figcaption></figure>", "a caption", "**Photo** / AP"),
+    (
+        "<table><tr><td><ul><li>a</li><li>b</li></ul></td><td><ul><li>c</li></ul></td></tr></table>",
+        "a layout table as blocks",
+        "- a\n- b\n\n- c",
+    ),
+    ("<table><tr><th>h</th></tr><tr><td>1</td></tr></table>", "a data table kept", "| h |\n| --- |\n| 1 |"),
 ]
 
 
@@ -52,6 +88,15 @@ def test_the_default_converter_says_what_the_html_says(html, says, markdown):
     conversion = convert(html, BASE)
     assert conversion == Conversion(markdown, HTML_TO_MARKDOWN, None)
     assert compare(html, conversion.markdown, BASE).text_exact  # and renders back to the same words
+
+
+@pytest.mark.parametrize(("html", "says", "markdown"), FRAGMENTS, ids=[says for _, says, _ in FRAGMENTS])
+def test_the_fragment_keeps_what_a_reader_reads_and_what_markdown_can_say(html, says, markdown):
+    fragment = main_content(f"<html><body><main>{html}</main></body></html>")
+    assert fragment is not None
+    conversion = convert(fragment, BASE)
+    assert conversion == Conversion(markdown, HTML_TO_MARKDOWN, None)
+    assert compare(fragment, conversion.markdown, BASE).text_exact
 
 
 def test_html2text_glues_and_splits_words_and_does_not_escape():

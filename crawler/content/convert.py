@@ -83,8 +83,63 @@ def html_to_markdown_markdown(html: str, base: str) -> str:
         hidden_content="reachable",
         compact_tables=True,
         preprocessing=_NO_PREPROCESSING,
+        expand_abbreviations=False,
+        include_blockquote_citations=False,
+        highlight_style="none",
     )
-    return (html_to_markdown.convert(html, options).content or "").strip("\n")
+    html, escaped = _mark_escapes(html)
+    markdown = (html_to_markdown.convert(html, options).content or "").strip("\n")
+    return markdown.translate(_ESCAPES) if escaped else markdown
+
+
+#: Text that CommonMark would read as markup, and html-to-markdown writes unescaped: a
+#: backtick (a code span), a ``]`` that a ``(``, ``[`` or ``:`` follows (an inline link,
+#: a reference, a link definition), a ``<`` that begins a tag or an autolink, an ``&``
+#: that begins a character reference, a backslash right before one of them; and the
+#: ``.`` or ``)`` of a number that opens an element's text (``19. Oktober`` at a line's
+#: start is an ordered list). Matched in the serialized HTML's text only: the next angle
+#: bracket after it is a ``<`` (lxml writes ``<`` and ``>`` of text and attribute values
+#: as references), and outside the elements whose text is code.
+_ESCAPABLE = re.compile(
+    r"(?:(?P<backslashes>\\*)(?P<char>`|\](?=(?:<[^<>]*>)*[(\[:])|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;))"
+    r"|(?<=>)(?P<number>\s*\d{1,9})(?P<char_after_number>[.)])(?=\s))(?=[^<>]*(?:<|$))"
+)
+_CODE = re.compile(r"(?is)(<(pre|code|kbd|samp|tt|script|style|textarea|xmp)\b.*?</\2\s*>)")
+#: Stand-ins for the escaped characters while html-to-markdown runs: Unicode
+#: noncharacters (never in interchanged text; a page that holds one is not marked).
+_MARKS = {
+    "`": "\ufdd0",
+    "]": "\ufdd1",
+    "&lt;": "\ufdd2",
+    "&amp;": "\ufdd3",
+    "\\": "\ufdd4",
+    ".": "\ufdd5",
+    ")": "\ufdd6",
+}
+_ESCAPES = str.maketrans({mark: "\\" + unescape(char) for char, mark in _MARKS.items()})
+
+
+def _mark_escapes(html: str) -> tuple[str, bool]:
+    """``html`` with the text that needs a backslash in Markdown (:data:`_ESCAPABLE`)
+    replaced by stand-ins, and whether any was; and outside code, the line breaks of the
+    source as spaces (html-to-markdown keeps them, and a ``- `` or ``1. `` that then
+    opens a line starts a list)."""
+    pieces = _CODE.split(html)
+    can_mark = not any(mark in html for mark in _MARKS.values())
+    marked = False
+    for i in range(0, len(pieces), 3):  # split() gives text, code element, tag name, text...
+        piece = pieces[i].replace("\n", " ")
+        if can_mark:
+            piece, count = _ESCAPABLE.subn(_mark, piece)
+            marked = marked or count > 0
+        pieces[i] = piece
+    return "".join(pieces[i] for i in range(len(pieces)) if i % 3 != 2), marked
+
+
+def _mark(match: re.Match[str]) -> str:
+    if match.group("number") is not None:
+        return match.group("number") + _MARKS[match.group("char_after_number")]
+    return _MARKS["\\"] * len(match.group("backslashes")) + _MARKS[match.group("char")]
 
 
 _CONVERT: dict[str, Callable[[str, str], str]] = {

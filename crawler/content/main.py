@@ -65,6 +65,7 @@ import lxml.etree as ET
 import lxml.html
 
 from crawler.content.document import parse
+from crawler.content.fragment import prepare
 
 __all__ = ["main_content", "LINK_DENSE", "MIN_WORDS"]
 
@@ -218,11 +219,9 @@ _COPY_TEXT = ("copy", "copy to clipboard", "copy code", "copied!")
 
 def _serialize(element: lxml.html.HtmlElement) -> str:
     """The HTML of ``element`` for the converter, without the controls inside it
-    (:func:`_drop_controls`) and with links in ``pre`` reduced to their text (a fenced
-    code block holds no link: its code stays byte for byte)."""
+    (:func:`_drop_controls`), tidied for conversion (:func:`crawler.content.fragment.prepare`)."""
     _drop_controls(element)
-    for link in dict.fromkeys(link for pre in element.iter("pre") for link in pre.iter("a")):  # a pre in a pre: once
-        link.drop_tag()
+    prepare(element)
     return lxml.html.tostring(element, encoding="unicode", method="html")
 
 

@@ -1,0 +1,171 @@
+"""The HTML a converter is given: a fragment of the page tidied of what has no text
+to convert, and of markup that no CommonMark document can say.
+
+:func:`prepare` changes a fragment of a parsed page (:mod:`crawler.content.document`) in
+place, before it is serialized for the converter; both converters get the same fragment.
+The steps, each a rule a reader of the Markdown would ask for:
+
+1. **Embedded and interactive elements go** with their content: ``svg`` (an icon's
+   drawing: html-to-markdown writes it as a ``data:`` image, kilobytes of base64),
+   ``iframe``, ``object``, ``embed``, ``audio``, ``video``, ``canvas`` (their fallback
+   text is for browsers that cannot play them), ``select``, ``textarea`` and ``input``
+   (form controls: an option list is not prose), and ``noscript`` and ``template``
+   (HTML standard 4.12: content for browsers without scripting, and inert content).
+   Text around them stays.
+2. **Links that go nowhere are unwrapped**: an ``a`` without ``href`` or with a
+   ``javascript:`` one (WHATWG URL: a script, not a resource) keeps its text and loses
+   the link; one that shows neither text nor an image with ``alt`` text goes (html-to-markdown would
+   write its ``aria-label``, ``title`` or URL instead: a share button's "Share on
+   Facebook").
+   An image whose ``src`` is a ``data:`` URL (an inline placeholder or icon, kilobytes
+   of base64 in the Markdown) is replaced by its ``alt`` text.
+3. **A link in ``pre`` keeps only its text**: a fenced code block holds no link, and the
+   code stays byte for byte.
+4. **A layout table becomes blocks**: a table with a list, a definition list, a code
+   block, a quotation, a heading or a table in a cell (a pipe table's row is one line:
+   no converter can put them there) has its rows and cells made ``div`` elements, so
+   its content is written in order instead of as a broken table.
+5. **Emphasis a CommonMark document cannot say is unwrapped**: ``b``, ``strong``,
+   ``em`` and ``i`` around block content (paragraphs, lists, headings: a delimiter
+   run cannot span paragraphs), and those whose delimiters would not be left- and
+   right-flanking (CommonMark 0.31, 6.2: ``Montauk<b>.</b>`` would give
+   ``Montauk**.**``, shown with its asterisks). The text is kept; only the emphasis goes.
+   A ``figcaption`` becomes a ``div``: html-to-markdown writes a caption in emphasis,
+   which its line breaks and inner emphasis break.
+
+Raises nothing; the fragment's text, apart from what step 1 drops, is unchanged.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+import lxml.html
+
+__all__ = ["prepare"]
+
+#: Step 1: dropped with their content.
+DROPPED = (
+    *("svg", "iframe", "object", "embed", "audio", "video", "canvas"),
+    *("select", "textarea", "input", "noscript", "template"),
+)
+_EMPHASIS = ("b", "strong", "em", "i")
+#: What a pipe table's cell cannot hold (a row is one line): a table with one of these
+#: in a cell is for layout.
+_CELL_BLOCKS = ("ul", "ol", "dl", "pre", "blockquote", "table", "h1", "h2", "h3", "h4", "h5", "h6")
+#: Block content an emphasis delimiter run cannot span (CommonMark: inlines live inside
+#: one paragraph or heading).
+_BLOCKS = (
+    *("p", "div", "ul", "ol", "li", "dl", "dt", "dd", "table", "pre", "blockquote", "figure"),
+    *("h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "hr", "header", "footer"),
+)
+
+
+def prepare(fragment: lxml.html.HtmlElement) -> None:
+    """Tidy ``fragment`` in place for conversion (the module docstring's steps)."""
+    for element in list(fragment.iter(*DROPPED)):
+        if element is not fragment and element.getparent() is not None:  # not inside one dropped already
+            element.drop_tree()
+    for image in list(fragment.iter("img")):
+        if (image.get("src") or "").lstrip()[:5].lower() == "data:" and image is not fragment:
+            _replace_with_text(image, image.get("alt") or "")
+    for link in list(fragment.iter("a")):
+        href = link.get("href")
+        if href is None or href.strip().lower().startswith("javascript:"):
+            if link is not fragment:
+                link.drop_tag()
+        elif link is not fragment and not (link.text or "").strip() and _empty(link):
+            link.drop_tree()
+    for link in dict.fromkeys(link for pre in fragment.iter("pre") for link in pre.iter("a")):  # pre in pre: once
+        link.drop_tag()
+    for table in list(fragment.iter("table")):
+        if any(block is not table for block in table.iter(*_CELL_BLOCKS)):
+            _flatten(table)
+    for element in list(fragment.iter(*_EMPHASIS, "figcaption")):
+        if element.tag == "figcaption":  # the converter writes a caption in emphasis
+            element.tag = "div"
+        elif element is not fragment and (_holds_block(element) or not _flanking(element)):
+            element.drop_tag()
+
+
+def _flatten(table: lxml.html.HtmlElement) -> None:
+    """Make a layout table a run of ``div`` blocks: its rows, its cells, its sections."""
+    for row in table.xpath("./tr | ./thead/tr | ./tbody/tr | ./tfoot/tr"):
+        for cell in row:
+            if cell.tag in ("td", "th"):
+                cell.tag = "div"
+        row.tag = "div"
+    for part in table:
+        if part.tag in ("thead", "tbody", "tfoot", "caption"):
+            part.tag = "div"
+    table.tag = "div"
+
+
+def _empty(link: lxml.html.HtmlElement) -> bool:
+    """A link that shows nothing a reader can read: no text, no image with ``alt`` text
+    (the converter would write its ``aria-label``, ``title`` or URL in its place)."""
+    if not len(link):
+        return True
+    return not link.text_content().strip() and not any((img.get("alt") or "").strip() for img in link.iter("img"))
+
+
+def _replace_with_text(element: lxml.html.HtmlElement, text: str) -> None:
+    """Put ``text`` (and the element's tail) where ``element`` was."""
+    text += element.tail or ""
+    previous, parent = element.getprevious(), element.getparent()
+    if previous is not None:
+        previous.tail = (previous.tail or "") + text
+    elif parent is not None:
+        parent.text = (parent.text or "") + text
+    if parent is not None:
+        parent.remove(element)
+
+
+def _holds_block(element: lxml.html.HtmlElement) -> bool:
+    return next(element.iter(*_BLOCKS), None) is not None
+
+
+def _flanking(element: lxml.html.HtmlElement) -> bool:
+    """Whether the converter's ``*``/``**`` around ``element`` would open and close
+    emphasis: a delimiter next to punctuation inside must have whitespace or
+    punctuation (or nothing) on its outer side (CommonMark 6.2, left- and right-flanking
+    delimiter runs; the converter moves the content's outer whitespace outside)."""
+    raw = element.text_content()
+    text = raw.strip()
+    if not text:
+        return True
+    if _punctuation(text[0]) and not raw[0].isspace() and _word(_char_before(element)):
+        return False
+    return not (_punctuation(text[-1]) and not raw[-1].isspace() and _word(_char_after(element)))
+
+
+def _punctuation(char: str) -> bool:
+    """CommonMark 0.31's Unicode punctuation: general category P or S."""
+    return unicodedata.category(char)[0] in "PS"
+
+
+def _word(char: str) -> bool:
+    """Neither whitespace, punctuation nor the edge of the text."""
+    return bool(char) and not char.isspace() and not _punctuation(char)
+
+
+def _char_before(element: lxml.html.HtmlElement) -> str:
+    previous = element.getprevious()
+    if previous is not None:
+        text = previous.tail or _text(previous)
+    else:
+        parent = element.getparent()
+        text = (parent.text or "") if parent is not None else ""
+    return text[-1:] if text else ""
+
+
+def _char_after(element: lxml.html.HtmlElement) -> str:
+    if element.tail:
+        return element.tail[0]
+    following = element.getnext()
+    return _text(following)[:1] if following is not None else ""
+
+
+def _text(node: lxml.html.HtmlElement) -> str:
+    """The text an element shows; none for a comment or processing instruction."""
+    return node.text_content() if isinstance(node.tag, str) else ""
