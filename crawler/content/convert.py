@@ -89,34 +89,31 @@ def html_to_markdown_markdown(html: str, base: str) -> str:
     )
     html, escaped = _mark_escapes(html)
     markdown = (html_to_markdown.convert(html, options).content or "").strip("\n")
-    return markdown.translate(_ESCAPES) if escaped else markdown
+    return _MARKED.sub(_unmark, markdown) if escaped else markdown
 
 
 #: Text that CommonMark would read as markup, and html-to-markdown writes unescaped: a
 #: backtick (a code span), a ``]`` that a ``(``, ``[`` or ``:`` follows (an inline link,
 #: a reference, a link definition), a ``<`` that begins a tag or an autolink, an ``&``
-#: that begins a character reference, a backslash right before one of them; and the
-#: ``.`` or ``)`` of a number that opens an element's text (``19. Oktober`` at a line's
-#: start is an ordered list). Matched in the serialized HTML's text only: the next angle
-#: bracket after it is a ``<`` (lxml writes ``<`` and ``>`` of text and attribute values
-#: as references), and outside the elements whose text is code.
+#: that begins a character reference, and the ``.`` or ``)`` of a number that opens an
+#: element's text (``19. Oktober`` at a line's start is an ordered list). Matched in the
+#: serialized HTML's text only: the next angle bracket after it is a ``<`` (lxml writes
+#: ``<`` and ``>`` of text and attribute values as references); code is split off first.
 _ESCAPABLE = re.compile(
-    r"(?:(?P<backslashes>\\*)(?P<char>`|\](?=(?:<[^<>]*>)*[(\[:])|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;))"
-    r"|(?<=>)(?P<number>\s*\d{1,9})(?P<char_after_number>[.)])(?=\s))(?=[^<>]*(?:<|$))"
+    r"(?:`|\](?=(?:<[^<>]*>)*[(\[:])|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)|(?P<number>>\s*\d{1,9})[.)](?=\s))"
+    r"(?=[^<>]*(?:<|$))"
 )
+#: The elements whose text is code (or no text): left as they are.
 _CODE = re.compile(r"(?is)(<(pre|code|kbd|samp|tt|script|style|textarea|xmp)\b.*?</\2\s*>)")
 #: Stand-ins for the escaped characters while html-to-markdown runs: Unicode
 #: noncharacters (never in interchanged text; a page that holds one is not marked).
-_MARKS = {
-    "`": "\ufdd0",
-    "]": "\ufdd1",
-    "&lt;": "\ufdd2",
-    "&amp;": "\ufdd3",
-    "\\": "\ufdd4",
-    ".": "\ufdd5",
-    ")": "\ufdd6",
-}
-_ESCAPES = str.maketrans({mark: "\\" + unescape(char) for char, mark in _MARKS.items()})
+_MARKS = {"`": "\ufdd0", "]": "\ufdd1", "&lt;": "\ufdd2", "&amp;": "\ufdd3", ".": "\ufdd4", ")": "\ufdd5"}
+_CHARS = {mark: unescape(char) for char, mark in _MARKS.items()}
+#: A stand-in in the Markdown, and the backslashes of the page's text right before it
+#: (html-to-markdown escapes a backslash only before ASCII punctuation).
+_MARKED = re.compile("(\\\\*)([" + "".join(_MARKS.values()) + "])")
+#: Joins the text between code elements for one pass of :data:`_ESCAPABLE`.
+_SEPARATOR = "\ufdd6"
 
 
 def _mark_escapes(html: str) -> tuple[str, bool]:
@@ -124,22 +121,28 @@ def _mark_escapes(html: str) -> tuple[str, bool]:
     replaced by stand-ins, and whether any was; and outside code, the line breaks of the
     source as spaces (html-to-markdown keeps them, and a ``- `` or ``1. `` that then
     opens a line starts a list)."""
-    pieces = _CODE.split(html)
-    can_mark = not any(mark in html for mark in _MARKS.values())
-    marked = False
-    for i in range(0, len(pieces), 3):  # split() gives text, code element, tag name, text...
-        piece = pieces[i].replace("\n", " ")
-        if can_mark:
-            piece, count = _ESCAPABLE.subn(_mark, piece)
-            marked = marked or count > 0
-        pieces[i] = piece
-    return "".join(pieces[i] for i in range(len(pieces)) if i % 3 != 2), marked
+    pieces = _CODE.split(html)  # text, code element, its tag name, text, ...
+    texts = pieces[0::3]
+    marked = 0
+    if not any(mark in html for mark in (*_MARKS.values(), _SEPARATOR)):
+        joined, marked = _ESCAPABLE.subn(_mark, _SEPARATOR.join(texts).replace("\n", " "))
+        texts = joined.split(_SEPARATOR)
+    else:
+        texts = [text.replace("\n", " ") for text in texts]
+    pieces[0::3] = texts
+    return "".join(piece for i, piece in enumerate(pieces) if i % 3 != 2), marked > 0
 
 
 def _mark(match: re.Match[str]) -> str:
+    text = match.group()
     if match.group("number") is not None:
-        return match.group("number") + _MARKS[match.group("char_after_number")]
-    return _MARKS["\\"] * len(match.group("backslashes")) + _MARKS[match.group("char")]
+        return text[:-1] + _MARKS[text[-1]]
+    return _MARKS[text]
+
+
+def _unmark(match: re.Match[str]) -> str:
+    """A stand-in as its backslash escape, the backslashes before it escaped too."""
+    return match.group(1) * 2 + "\\" + _CHARS[match.group(2)]
 
 
 _CONVERT: dict[str, Callable[[str, str], str]] = {
