@@ -181,7 +181,8 @@ def test_hostile_site_books_balance_and_nothing_served_correctly_is_lost(tmp_pat
     assert records[u("/charset-bom")]["markdown"] == "café bom"  # BOM beats the header
     assert records[u("/gzip")]["markdown"] == "zipped"
     assert records[u("/deflate")]["markdown"] == "deflated"
-    assert records[u("/malformed")]["markdown"].startswith("unclosed **bold")
+    # the parser puts the table inside the unclosed <b>: emphasis around a block is unwrapped
+    assert records[u("/malformed")]["markdown"] == "unclosed bold\n\n| cell |\n| --- |"
     assert records[u("/empty")]["markdown"] == ""
     assert records[u("/canon")]["canonical"] == u("/")
     assert records[u("/rel")]["final_url"] == u("/sub/target")

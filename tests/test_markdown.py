@@ -112,7 +112,7 @@ def test_br_outside_table_is_a_line_break():
 
 def test_headings():
     html = "<h1>Main</h1><p>Intro text.</p><h2>Part <em>two</em></h2><h3>Deep</h3><p>End.</p>"
-    assert to_markdown(html, PAGE) == "# Main\n\nIntro text.\n\n## Part _two_\n\n### Deep\n\nEnd."
+    assert to_markdown(html, PAGE) == "# Main\n\nIntro text.\n\n## Part *two*\n\n### Deep\n\nEnd."
 
 
 def test_relative_links_absolute_against_base_href():

@@ -100,14 +100,31 @@ def html_to_markdown_markdown(html: str, base: str) -> str:
 #: serialized HTML's text only: the next angle bracket after it is a ``<`` (lxml writes
 #: ``<`` and ``>`` of text and attribute values as references); code is split off first.
 _ESCAPABLE = re.compile(
-    r"(?:`|\](?=(?:<[^<>]*>)*[(\[:])|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)|(?P<number>>\s*\d{1,9})[.)](?=\s))"
-    r"(?=[^<>]*(?:<|$))"
+    r"(?:`|\](?=(?:<[^<>]*>)*[(\[:])|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)"
+    r"|(?P<lead>>\s*\d{1,9})[.)](?=\s))(?=[^<>]*(?:<|$))"
+)
+#: :data:`_ESCAPABLE` for html2text, which escapes neither a ``]`` in a link's text nor
+#: a ``#``, ``>`` or ``~`` that opens a line: every ``]``, and those three where they
+#: open an element's text.
+_ESCAPABLE_HTML2TEXT = re.compile(
+    r"(?:`|\]|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)"
+    r"|(?P<lead>>\s*(?:\d{1,9}(?=[.)]\s))?)(?:[.)]|#|&gt;|~))(?=[^<>]*(?:<|$))"
 )
 #: The elements whose text is code (or no text): left as they are.
 _CODE = re.compile(r"(?is)(<(pre|code|kbd|samp|tt|script|style|textarea|xmp)\b.*?</\2\s*>)")
 #: Stand-ins for the escaped characters while html-to-markdown runs: Unicode
 #: noncharacters (never in interchanged text; a page that holds one is not marked).
-_MARKS = {"`": "\ufdd0", "]": "\ufdd1", "&lt;": "\ufdd2", "&amp;": "\ufdd3", ".": "\ufdd4", ")": "\ufdd5"}
+_MARKS = {
+    "`": "\ufdd0",
+    "]": "\ufdd1",
+    "&lt;": "\ufdd2",
+    "&amp;": "\ufdd3",
+    ".": "\ufdd4",
+    ")": "\ufdd5",
+    "#": "\ufdd7",
+    "&gt;": "\ufdd8",
+    "~": "\ufdd9",
+}
 _CHARS = {mark: unescape(char) for char, mark in _MARKS.items()}
 #: A stand-in in the Markdown, and the backslashes of the page's text right before it
 #: (html-to-markdown escapes a backslash only before ASCII punctuation).
@@ -116,8 +133,8 @@ _MARKED = re.compile("(\\\\*)([" + "".join(_MARKS.values()) + "])")
 _SEPARATOR = "\ufdd6"
 
 
-def _mark_escapes(html: str) -> tuple[str, bool]:
-    """``html`` with the text that needs a backslash in Markdown (:data:`_ESCAPABLE`)
+def _mark_escapes(html: str, escapable: re.Pattern[str] = _ESCAPABLE) -> tuple[str, bool]:
+    """``html`` with the text that needs a backslash in Markdown (``escapable``)
     replaced by stand-ins, and whether any was; and outside code, the line breaks of the
     source as spaces (html-to-markdown keeps them, and a ``- `` or ``1. `` that then
     opens a line starts a list)."""
@@ -125,7 +142,7 @@ def _mark_escapes(html: str) -> tuple[str, bool]:
     texts = pieces[0::3]
     marked = 0
     if not any(mark in html for mark in (*_MARKS.values(), _SEPARATOR)):
-        joined, marked = _ESCAPABLE.subn(_mark, _SEPARATOR.join(texts).replace("\n", " "))
+        joined, marked = escapable.subn(_mark, _SEPARATOR.join(texts).replace("\n", " "))
         texts = joined.split(_SEPARATOR)
     else:
         texts = [text.replace("\n", " ") for text in texts]
@@ -134,10 +151,8 @@ def _mark_escapes(html: str) -> tuple[str, bool]:
 
 
 def _mark(match: re.Match[str]) -> str:
-    text = match.group()
-    if match.group("number") is not None:
-        return text[:-1] + _MARKS[text[-1]]
-    return _MARKS[text]
+    text, lead = match.group(), match.group("lead")
+    return _MARKS[text] if lead is None else lead + _MARKS[text[len(lead) :]]
 
 
 def _unmark(match: re.Match[str]) -> str:
@@ -145,8 +160,16 @@ def _unmark(match: re.Match[str]) -> str:
     return match.group(1) * 2 + "\\" + _CHARS[match.group(2)]
 
 
+def html2text_escaped_markdown(html: str, base: str) -> str:
+    """Markdown of ``html`` by html2text (:func:`crawler.content.markdown.to_markdown`),
+    with what CommonMark would read as markup escaped (:data:`_ESCAPABLE_HTML2TEXT`)."""
+    html, escaped = _mark_escapes(html, _ESCAPABLE_HTML2TEXT)
+    markdown = html2text_markdown(html, base)
+    return _MARKED.sub(_unmark, markdown) if escaped else markdown
+
+
 _CONVERT: dict[str, Callable[[str, str], str]] = {
-    HTML2TEXT: html2text_markdown,
+    HTML2TEXT: html2text_escaped_markdown,
     HTML_TO_MARKDOWN: html_to_markdown_markdown,
 }
 

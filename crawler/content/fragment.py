@@ -30,6 +30,8 @@ The steps, each a rule a reader of the Markdown would ask for:
    run cannot span paragraphs), and those whose delimiters would not be left- and
    right-flanking (CommonMark 0.31, 6.2: ``Montauk<b>.</b>`` would give
    ``Montauk**.**``, shown with its asterisks). The text is kept; only the emphasis goes.
+   The whitespace at the ends of the emphasis that stays is moved outside it
+   (html2text strips it: ``a<b> bold</b>`` gave ``a**bold**``).
    A ``figcaption`` becomes a ``div``: html-to-markdown writes a caption in emphasis,
    which its line breaks and inner emphasis break.
 
@@ -84,8 +86,11 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for element in list(fragment.iter(*_EMPHASIS, "figcaption")):
         if element.tag == "figcaption":  # the converter writes a caption in emphasis
             element.tag = "div"
-        elif element is not fragment and (_holds_block(element) or not _flanking(element)):
-            element.drop_tag()
+        elif element is not fragment:
+            if _holds_block(element) or not _flanking(element):
+                element.drop_tag()
+            else:
+                _whitespace_outside(element)
 
 
 def _flatten(table: lxml.html.HtmlElement) -> None:
@@ -119,6 +124,29 @@ def _replace_with_text(element: lxml.html.HtmlElement, text: str) -> None:
         parent.text = (parent.text or "") + text
     if parent is not None:
         parent.remove(element)
+
+
+def _whitespace_outside(element: lxml.html.HtmlElement) -> None:
+    """Move the whitespace at the ends of an emphasis's text outside it
+    (``a<b> bold</b>`` is ``a <b>bold</b>``): html2text strips it, gluing the words."""
+    text = element.text or ""
+    if text[:1].isspace():
+        element.text = text.lstrip()
+        space = text[: len(text) - len(element.text)]
+        previous, parent = element.getprevious(), element.getparent()
+        if previous is not None:
+            previous.tail = (previous.tail or "") + space
+        elif parent is not None:
+            parent.text = (parent.text or "") + space
+    last = element[-1] if len(element) else None
+    end = (last.tail if last is not None else element.text) or ""
+    if end[-1:].isspace():
+        kept = end.rstrip()
+        if last is not None:
+            last.tail = kept
+        else:
+            element.text = kept
+        element.tail = end[len(kept) :] + (element.tail or "")
 
 
 def _holds_block(element: lxml.html.HtmlElement) -> bool:

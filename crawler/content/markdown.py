@@ -3,7 +3,10 @@
 Settings (see :func:`to_markdown`): no hard wrapping (``body_width = 0``: html2text's
 default of 78 columns breaks long link URLs across lines), inline links made absolute
 against the page's effective base URL, images replaced by their alt text, Unicode kept
-as is, GitHub-flavoured-Markdown pipe tables, fenced code blocks for ``<pre>``.
+as is, GitHub-flavoured-Markdown pipe tables, fenced code blocks for ``<pre>``, emphasis
+written with ``*`` and no space added between an emphasis and the word it is part of
+(html2text's own ``_`` cannot open or close inside a word, so it split ``<b>A</b>aaa``
+into ``**A** aaa``; CommonMark reads ``**A**aaa``).
 
 Two table fixes are made in :class:`CorpusHTML2Text`, a small subclass that overrides
 html2text's tag and data hooks (no regexes over the HTML):
@@ -107,7 +110,17 @@ class CorpusHTML2Text(html2text.HTML2Text):
         else:
             del self.o, self.p, self.pbr, self.handle_data
 
+    def handle_data(self, data: str, entity_char: bool = False) -> None:
+        """html2text's, less the space it puts between an emphasis and a word right
+        after it (``**A** aaa`` for ``<b>A</b>aaa``): with ``*`` marks, CommonMark reads
+        emphasis inside a word."""
+        if not self.stressed:
+            self.preceding_stressed = False
+        super().handle_data(data, entity_char)
+
     def handle_tag(self, tag: str, attrs: dict[str, str | None], start: bool) -> None:
+        if start and tag in _EMPHASIS_TAGS:  # no space before an emphasis inside a word
+            self.preceding_data = " "
         if self.ignore_tables or self.bypass_tables:
             self._set_in_cell(False)
             super().handle_tag(tag, attrs, start)
@@ -201,6 +214,8 @@ class CorpusHTML2Text(html2text.HTML2Text):
 
 
 _TABLE_TAGS = frozenset(("table", "tr", "td", "th"))
+#: The tags html2text writes with ``emphasis_mark``.
+_EMPHASIS_TAGS = frozenset(("em", "i", "u"))
 
 
 def _make_converter(base_url: str) -> CorpusHTML2Text:
@@ -208,6 +223,7 @@ def _make_converter(base_url: str) -> CorpusHTML2Text:
     h.body_width = 0  # no hard wrap (conformance C33)
     h.unicode_snob = True  # keep Unicode characters, no ASCII approximations
     h.images_to_alt = True  # images become their alt text
+    h.emphasis_mark = "*"  # not "_": CommonMark reads * emphasis inside a word
     h.ignore_images = False
     h.ignore_links = False
     h.inline_links = True  # [text](url), not reference-style footnotes
