@@ -4,6 +4,8 @@ that can fail, and the controls dropped from the main content."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import crawler.content.convert as convert_module
@@ -51,6 +53,9 @@ CASES = [
     ("<p>at most\n1. This flag</p>", "a line break of the source, not a list", "at most 1. This flag"),
     ("<p>2 &lt; 3 &amp; [a] b</p>", "nothing to escape", "2 < 3 & [a] b"),
     ("<p><code>a]( &amp;x;</code></p>", "code is code", "`a]( &x;`"),
+    ("<p>a\\\\`</p>", "two backslashes before a backtick", "a\\\\\\\\\\`"),
+    ("<p><code>a<code>b</code>c`d</code></p>", "code in code: nothing marked", "``abc`d``"),
+    ("<p>at most\r\n1. This flag</p>", "a CR LF break, not a list", "at most 1. This flag"),
 ]
 
 #: (HTML of a main content, what a reader should get, the default converter's Markdown):
@@ -75,6 +80,13 @@ FRAGMENTS = [
         "- a\n- b\n\n- c",
     ),
     ("<table><tr><th>h</th></tr><tr><td>1</td></tr></table>", "a data table kept", "| h |\n| --- |\n| 1 |"),
+    ('<p>foo<a href="/x"> </a>bar</p>', "a blank link's space stays", "foo bar"),
+    ("<ul><li><input type=checkbox checked> done</li></ul>", "a task list's box stays", "- [x] done"),
+    (
+        "<code-example>x</code-example><p>Use `x` and\n1. more</p>",
+        "a custom element is not code",
+        "x\n\nUse \\`x\\` and 1. more",
+    ),
 ]
 
 
@@ -97,6 +109,25 @@ def test_the_fragment_keeps_what_a_reader_reads_and_what_markdown_can_say(html, 
     conversion = convert(fragment, BASE)
     assert conversion == Conversion(markdown, HTML_TO_MARKDOWN, None)
     assert compare(fragment, conversion.markdown, BASE).text_exact
+
+
+def test_the_tidy_steps_and_escapes_take_time_in_proportion_to_the_page():
+    """Not a speed target: a guard against quadratic work on one page, which holds a
+    fetcher's GIL (unwrapping sibling after sibling, rescanning text to the next tag took
+    8 to 140 s on these pages of under 1 MB; linear work takes well under a second)."""
+    pages = [
+        "<p>" + "<a name=n>x</a> y " * 40_000 + "</p>",
+        "<p>" + "x<b>.</b>" * 100_000 + "</p>",
+        "<div>" + "Use `foo()` and then `bar()` to do the thing. " * 20_000 + "</div>",
+        "<p>" + "`" * 200_000 + "</p>",
+    ]
+    for page in pages:
+        started = time.process_time()
+        fragment = main_content(f"<html><body><main>{page}</main></body></html>")
+        assert fragment is not None
+        markdown = convert(fragment, BASE).markdown
+        assert time.process_time() - started < 10, page[:40]
+        assert markdown and "\ufdd0" not in markdown
 
 
 def test_html2text_says_what_the_html_says_but_in_code_spans_with_backticks():

@@ -24,6 +24,7 @@ import html_to_markdown
 import lxml.etree
 import lxml.html
 
+from crawler.content import escapes
 from crawler.content.markdown import to_markdown as html2text_markdown
 
 HTML2TEXT = "html2text"
@@ -68,9 +69,10 @@ def html_to_markdown_markdown(html: str, base: str) -> str:
     ``base`` (the page's effective base URL), ATX headings, ``-`` bullets, fenced code, no
     wrapping, no metadata block, no clean-up of its own; ``*`` and ``_`` in text escaped
     (``__init__`` is not bold), the other escapes only where CommonMark needs them (a
-    line's start, link text, code spans); the content of hidden tab panels and
-    ``details`` kept (``hidden_content="reachable"``); table cells not padded to a column
-    width (``| a | 1 |``)."""
+    line's start, link text, code spans, and what :mod:`crawler.content.escapes` marks);
+    the content of hidden tab panels and ``details`` kept (``hidden_content="reachable"``);
+    table cells not padded to a column width (``| a | 1 |``); no abbreviation expanded, no
+    quotation's ``cite`` URL or ``==highlight==`` added."""
     options = html_to_markdown.ConversionOptions(
         base_url=base,
         extract_metadata=False,
@@ -87,85 +89,17 @@ def html_to_markdown_markdown(html: str, base: str) -> str:
         include_blockquote_citations=False,
         highlight_style="none",
     )
-    html, escaped = _mark_escapes(html)
+    html, marked = escapes.mark(html)
     markdown = (html_to_markdown.convert(html, options).content or "").strip("\n")
-    return _MARKED.sub(_unmark, markdown) if escaped else markdown
-
-
-#: Text that CommonMark would read as markup, and html-to-markdown writes unescaped: a
-#: backtick (a code span), a ``]`` that a ``(``, ``[`` or ``:`` follows (an inline link,
-#: a reference, a link definition), a ``<`` that begins a tag or an autolink, an ``&``
-#: that begins a character reference, and the ``.`` or ``)`` of a number that opens an
-#: element's text (``19. Oktober`` at a line's start is an ordered list). Matched in the
-#: serialized HTML's text only: the next angle bracket after it is a ``<`` (lxml writes
-#: ``<`` and ``>`` of text and attribute values as references); code is split off first.
-_ESCAPABLE = re.compile(
-    r"(?:`|\](?=(?:<[^<>]*>)*[(\[:])|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)"
-    r"|(?P<lead>>\s*\d{1,9})[.)](?=\s))(?=[^<>]*(?:<|$))"
-)
-#: :data:`_ESCAPABLE` for html2text, which escapes neither a ``]`` in a link's text nor
-#: a ``#``, ``>`` or ``~`` that opens a line: every ``]``, and those three where they
-#: open an element's text.
-_ESCAPABLE_HTML2TEXT = re.compile(
-    r"(?:`|\]|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)"
-    r"|(?P<lead>>\s*(?:\d{1,9}(?=[.)]\s))?)(?:[.)]|#|&gt;|~))(?=[^<>]*(?:<|$))"
-)
-#: The elements whose text is code (or no text): left as they are.
-_CODE = re.compile(r"(?is)(<(pre|code|kbd|samp|tt|script|style|textarea|xmp)\b.*?</\2\s*>)")
-#: Stand-ins for the escaped characters while html-to-markdown runs: Unicode
-#: noncharacters (never in interchanged text; a page that holds one is not marked).
-_MARKS = {
-    "`": "\ufdd0",
-    "]": "\ufdd1",
-    "&lt;": "\ufdd2",
-    "&amp;": "\ufdd3",
-    ".": "\ufdd4",
-    ")": "\ufdd5",
-    "#": "\ufdd7",
-    "&gt;": "\ufdd8",
-    "~": "\ufdd9",
-}
-_CHARS = {mark: unescape(char) for char, mark in _MARKS.items()}
-#: A stand-in in the Markdown, and the backslashes of the page's text right before it
-#: (html-to-markdown escapes a backslash only before ASCII punctuation).
-_MARKED = re.compile("(\\\\*)([" + "".join(_MARKS.values()) + "])")
-#: Joins the text between code elements for one pass of :data:`_ESCAPABLE`.
-_SEPARATOR = "\ufdd6"
-
-
-def _mark_escapes(html: str, escapable: re.Pattern[str] = _ESCAPABLE) -> tuple[str, bool]:
-    """``html`` with the text that needs a backslash in Markdown (``escapable``)
-    replaced by stand-ins, and whether any was; and outside code, the line breaks of the
-    source as spaces (html-to-markdown keeps them, and a ``- `` or ``1. `` that then
-    opens a line starts a list)."""
-    pieces = _CODE.split(html)  # text, code element, its tag name, text, ...
-    texts = pieces[0::3]
-    marked = 0
-    if not any(mark in html for mark in (*_MARKS.values(), _SEPARATOR)):
-        joined, marked = escapable.subn(_mark, _SEPARATOR.join(texts).replace("\n", " "))
-        texts = joined.split(_SEPARATOR)
-    else:
-        texts = [text.replace("\n", " ") for text in texts]
-    pieces[0::3] = texts
-    return "".join(piece for i, piece in enumerate(pieces) if i % 3 != 2), marked > 0
-
-
-def _mark(match: re.Match[str]) -> str:
-    text, lead = match.group(), match.group("lead")
-    return _MARKS[text] if lead is None else lead + _MARKS[text[len(lead) :]]
-
-
-def _unmark(match: re.Match[str]) -> str:
-    """A stand-in as its backslash escape, the backslashes before it escaped too."""
-    return match.group(1) * 2 + "\\" + _CHARS[match.group(2)]
+    return escapes.unmark(markdown) if marked else markdown
 
 
 def html2text_escaped_markdown(html: str, base: str) -> str:
     """Markdown of ``html`` by html2text (:func:`crawler.content.markdown.to_markdown`),
-    with what CommonMark would read as markup escaped (:data:`_ESCAPABLE_HTML2TEXT`)."""
-    html, escaped = _mark_escapes(html, _ESCAPABLE_HTML2TEXT)
+    with what CommonMark would read as markup escaped (:mod:`crawler.content.escapes`)."""
+    html, marked = escapes.mark(html, escapes.HTML2TEXT)
     markdown = html2text_markdown(html, base)
-    return _MARKED.sub(_unmark, markdown) if escaped else markdown
+    return escapes.unmark(markdown) if marked else markdown
 
 
 _CONVERT: dict[str, Callable[[str, str], str]] = {

@@ -9,12 +9,14 @@ The steps, each a rule a reader of the Markdown would ask for:
    drawing: html-to-markdown writes it as a ``data:`` image, kilobytes of base64),
    ``iframe``, ``object``, ``embed``, ``audio``, ``video``, ``canvas`` (their fallback
    text is for browsers that cannot play them), ``select``, ``textarea`` and ``input``
-   (form controls: an option list is not prose), and ``noscript`` and ``template``
+   (form controls: an option list is not prose; a checkbox or radio button stays, a task
+   list's ``[x]``), and ``noscript`` and ``template``
    (HTML standard 4.12: content for browsers without scripting, and inert content).
    Text around them stays.
 2. **Links that go nowhere are unwrapped**: an ``a`` without ``href`` or with a
    ``javascript:`` one (WHATWG URL: a script, not a resource) keeps its text and loses
-   the link; one that shows neither text nor an image with ``alt`` text goes (html-to-markdown would
+   the link; one that shows neither text nor an image with ``alt`` text goes, a space of
+   its text kept (html-to-markdown would
    write its ``aria-label``, ``title`` or URL instead: a share button's "Share on
    Facebook").
    An image whose ``src`` is a ``data:`` URL (an inline placeholder or icon, kilobytes
@@ -49,7 +51,7 @@ __all__ = ["prepare"]
 #: Step 1: dropped with their content.
 DROPPED = (
     *("svg", "iframe", "object", "embed", "audio", "video", "canvas"),
-    *("select", "textarea", "input", "noscript", "template"),
+    *("select", "textarea", "noscript", "template"),
 )
 _EMPHASIS = ("b", "strong", "em", "i")
 #: What a pipe table's cell cannot hold (a row is one line): a table with one of these
@@ -65,32 +67,66 @@ _BLOCKS = (
 
 def prepare(fragment: lxml.html.HtmlElement) -> None:
     """Tidy ``fragment`` in place for conversion (the module docstring's steps)."""
-    for element in list(fragment.iter(*DROPPED)):
-        if element is not fragment and element.getparent() is not None:  # not inside one dropped already
-            element.drop_tree()
-    for image in list(fragment.iter("img")):
-        if (image.get("src") or "").lstrip()[:5].lower() == "data:" and image is not fragment:
-            _replace_with_text(image, image.get("alt") or "")
-    for link in list(fragment.iter("a")):
+    edits: dict[lxml.html.HtmlElement, str | None] = {}  # element -> text in its place; None: unwrap
+    for element in fragment.iter(*DROPPED, "input"):
+        if element.tag != "input" or (element.get("type") or "").lower() not in ("checkbox", "radio"):
+            edits[element] = ""  # a checkbox or radio button stays: a task list's [x]
+    for image in fragment.iter("img"):
+        if (image.get("src") or "").lstrip()[:5].lower() == "data:":
+            edits[image] = image.get("alt") or ""
+    for link in fragment.iter("a"):
         href = link.get("href")
         if href is None or href.strip().lower().startswith("javascript:"):
-            if link is not fragment:
-                link.drop_tag()
-        elif link is not fragment and not (link.text or "").strip() and _empty(link):
-            link.drop_tree()
-    for link in dict.fromkeys(link for pre in fragment.iter("pre") for link in pre.iter("a")):  # pre in pre: once
-        link.drop_tag()
-    for table in list(fragment.iter("table")):
+            edits[link] = None
+        elif not (link.text or "").strip() and _empty(link):
+            edits[link] = " " if link.text_content() else ""  # its space stays
+    for pre in fragment.iter("pre"):
+        edits.update(dict.fromkeys(pre.iter("a")))  # None: unwrapped
+    for table in fragment.iter("table"):
         if any(block is not table for block in table.iter(*_CELL_BLOCKS)):
             _flatten(table)
-    for element in list(fragment.iter(*_EMPHASIS, "figcaption")):
+    for element in fragment.iter(*_EMPHASIS, "figcaption"):
         if element.tag == "figcaption":  # the converter writes a caption in emphasis
             element.tag = "div"
-        elif element is not fragment:
-            if _holds_block(element) or not _flanking(element):
-                element.drop_tag()
+        elif _holds_block(element) or not _flanking(element):
+            edits[element] = None
+        else:
+            _whitespace_outside(element)
+    edits.pop(fragment, None)
+    _apply(edits)
+
+
+def _apply(edits: dict[lxml.html.HtmlElement, str | None]) -> None:
+    """Put in place of each element of ``edits`` its text (``None``: its own text and
+    children), keeping its tail, in time that grows with the children of each parent
+    touched, once: lxml's ``drop_tag`` looks each element's position up, and text
+    appended to one neighbour element after element is copied again each time, so
+    thousands of siblings took seconds."""
+    parents = dict.fromkeys(
+        parent for element in edits if (parent := element.getparent()) is not None and parent not in edits
+    )
+    for parent in parents:
+        kept: list[lxml.html.HtmlElement] = []
+        texts: list[list[str]] = [[parent.text or ""]]  # the text before the first kept child, after each
+        stack = [(iter(list(parent)), "")]  # children still to place, and the tail after them
+        while stack:
+            children, tail_after = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                texts[-1].append(tail_after)
+            elif child not in edits:
+                kept.append(child)
+                texts.append([child.tail or ""])
+            elif (replacement := edits[child]) is None:
+                texts[-1].append(child.text or "")
+                stack.append((iter(list(child)), child.tail or ""))
             else:
-                _whitespace_outside(element)
+                texts[-1].append(replacement + (child.tail or ""))
+        parent.text = "".join(texts[0]) or None
+        for child, text in zip(kept, texts[1:]):
+            child.tail = "".join(text) or None
+        parent[:] = kept
 
 
 def _flatten(table: lxml.html.HtmlElement) -> None:
@@ -114,18 +150,6 @@ def _empty(link: lxml.html.HtmlElement) -> bool:
     return not link.text_content().strip() and not any((img.get("alt") or "").strip() for img in link.iter("img"))
 
 
-def _replace_with_text(element: lxml.html.HtmlElement, text: str) -> None:
-    """Put ``text`` (and the element's tail) where ``element`` was."""
-    text += element.tail or ""
-    previous, parent = element.getprevious(), element.getparent()
-    if previous is not None:
-        previous.tail = (previous.tail or "") + text
-    elif parent is not None:
-        parent.text = (parent.text or "") + text
-    if parent is not None:
-        parent.remove(element)
-
-
 def _whitespace_outside(element: lxml.html.HtmlElement) -> None:
     """Move the whitespace at the ends of an emphasis's text outside it
     (``a<b> bold</b>`` is ``a <b>bold</b>``): html2text strips it, gluing the words."""
@@ -133,10 +157,10 @@ def _whitespace_outside(element: lxml.html.HtmlElement) -> None:
     if text[:1].isspace():
         element.text = text.lstrip()
         space = text[: len(text) - len(element.text)]
-        previous, parent = element.getprevious(), element.getparent()
+        previous = element.getprevious()
         if previous is not None:
             previous.tail = (previous.tail or "") + space
-        elif parent is not None:
+        elif (parent := element.getparent()) is not None:
             parent.text = (parent.text or "") + space
     last = element[-1] if len(element) else None
     end = (last.tail if last is not None else element.text) or ""

@@ -1,0 +1,117 @@
+"""Text that a CommonMark reader would take for markup, escaped around a converter.
+
+The converters escape some of it themselves (html-to-markdown: ``*``, ``_``, a ``#`` or
+``1.`` that opens a line, a ``]`` in a link's text), not all of it. :func:`mark` replaces,
+in the text of the serialized HTML (not in its tags, not in code), each character that
+needs a backslash by a stand-in, a Unicode noncharacter (never in interchanged text)
+that the converter copies as it is; :func:`unmark` turns the stand-ins in its Markdown
+into backslash escapes (CommonMark 0.31, 2.4: any ASCII punctuation may be
+backslash-escaped).
+
+What is marked (:data:`HTML_TO_MARKDOWN`):
+
+* a backtick: it opens a code span;
+* a ``]`` that a ``(``, ``[`` or ``:`` follows, tags between them aside: an inline link,
+  a reference, a link definition (``[foo]: /url`` turns the line into nothing);
+* a ``<`` that a letter, ``/``, ``!`` or ``?`` follows: raw HTML or an autolink;
+* an ``&`` that begins a character reference (``&copy;`` would become ``©``);
+* the ``.`` or ``)`` of a number that opens an element's text (``19. Oktober``
+  after a tag can start a line, and an ordered list).
+
+For html2text (:data:`HTML2TEXT`), which escapes none of these and no ``]`` in a link's
+text, every ``]``, and a ``#``, ``>`` or ``~`` that opens an element's text, too.
+
+Outside code, a line break of the text that follows a word becomes a space: the
+converters keep the source's line breaks, and a line that then begins with ``1. `` or
+``- `` is a list.
+
+The HTML must be lxml's serialization (:mod:`crawler.content.main`): there ``<`` and
+``>`` stand only for tags, as text and attribute values hold them as references. The
+work is linear in the HTML: one split off of code, one split at the tags, one pass of
+the pattern over the text alone.
+"""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+
+__all__ = ["HTML2TEXT", "HTML_TO_MARKDOWN", "mark", "unmark"]
+
+#: Stands for a tag in the text that the patterns read (a noncharacter).
+_TAG_MARK = "\ufdd6"
+#: Stands for a code element there.
+_CODE_MARK = "\ufdda"
+#: The stand-ins of the escaped characters (as the serialized HTML writes them).
+_MARKS = {
+    "`": "\ufdd0",
+    "]": "\ufdd1",
+    "&lt;": "\ufdd2",
+    "&amp;": "\ufdd3",
+    ".": "\ufdd4",
+    ")": "\ufdd5",
+    "#": "\ufdd7",
+    "&gt;": "\ufdd8",
+    "~": "\ufdd9",
+}
+_ALL_MARKS = (*_MARKS.values(), _TAG_MARK, _CODE_MARK)
+_CHARS = {stand_in: unescape(char) for char, stand_in in _MARKS.items()}
+
+_COMMON = r"`|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)|(?P<number>\ufdd6\s*\d{1,9})[.)](?=\s)"
+#: What html-to-markdown leaves bare (the module docstring's list).
+HTML_TO_MARKDOWN = re.compile(r"\](?=\ufdd6*[(\[:])|" + _COMMON)
+#: What html2text leaves bare.
+HTML2TEXT = re.compile(r"\]|(?P<opening>\ufdd6\s*)(?:#|&gt;|~)|" + _COMMON)
+
+#: The elements whose text is code, or no text: left as they are. A name is whole
+#: (``<code-example>`` is not ``code``).
+_CODE = re.compile(r"(?is)(<(pre|code|kbd|samp|tt|script|style|textarea|xmp)(?=[\s/>])[^>]*>.*?</\2\s*>)")
+_TAG = re.compile(r"(<[^>]*>)")
+#: A line break (and the blanks before it) after a word, not after a tag.
+_LINE_BREAK = re.compile(r"(?<=[^\s\ufdd6\ufdda])[ \t]*(?:\r\n?|\n)")
+#: A stand-in in the Markdown, and the backslashes right before it.
+_MARKED = re.compile("(\\\\*)([" + "".join(_MARKS.values()) + "])")
+
+
+def mark(html: str, escapable: re.Pattern[str] = HTML_TO_MARKDOWN) -> tuple[str, bool]:
+    """``html`` with the characters ``escapable`` matches in its text replaced by
+    stand-ins, and whether any was.
+
+    Left as it is (``False``): HTML that holds a stand-in already, and HTML with a code
+    element inside one of the same name (``<code>a<code>b</code>c</code>``: where the
+    outer one ends is more than a pattern can tell).
+    """
+    if any(stand_in in html for stand_in in _ALL_MARKS):
+        return html, False
+    pieces = _CODE.split(html)  # text, code element, its tag name, text, ...
+    for code, name in zip(pieces[1::3], pieces[2::3]):
+        if code.lower().count("<" + name.lower()) > 1:
+            return html, False
+    parts = _TAG.split(_CODE_MARK.join(pieces[0::3]))  # text, tag, text, ...
+    text = _LINE_BREAK.sub(" ", _TAG_MARK.join(parts[0::2]))
+    text, count = escapable.subn(_stand_in, text)
+    parts[0::2] = text.split(_TAG_MARK)
+    pieces[0::3] = "".join(parts).split(_CODE_MARK)
+    return "".join(piece for i, piece in enumerate(pieces) if i % 3 != 2), count > 0
+
+
+def unmark(markdown: str) -> str:
+    """The converter's ``markdown`` with each stand-in as its backslash escape.
+
+    A backslash of the page's text right before a marked character needs escaping too;
+    the converters escape every backslash of such a run but the last (the stand-in is
+    not punctuation to them), so one more is added.
+    """
+    return _MARKED.sub(_escape, markdown)
+
+
+def _stand_in(match: re.Match[str]) -> str:
+    """The stand-in of the matched character, after the tag and number before it."""
+    text, groups = match.group(), match.groupdict()
+    lead = groups["number"] or groups.get("opening") or ""
+    return lead + _MARKS[text[len(lead) :]]
+
+
+def _escape(match: re.Match[str]) -> str:
+    backslashes = match.group(1)
+    return backslashes + "\\" * bool(backslashes) + "\\" + _CHARS[match.group(2)]
