@@ -18,8 +18,10 @@ What is marked (:data:`HTML_TO_MARKDOWN`):
 * the ``.`` or ``)`` of a number that opens an element's text (``19. Oktober``
   after a tag can start a line, and an ordered list).
 
-For html2text (:data:`HTML2TEXT`), which escapes none of these and no ``]`` in a link's
-text, every ``]``, and a ``#``, ``>`` or ``~`` that opens an element's text, too.
+For html2text (:data:`HTML2TEXT`), which escapes none of these and no bracket in a
+link's text, every ``[`` and ``]`` (an escaped ``]`` beside a bare ``[`` would unbalance
+a link's text: ``[[1\\]](url)``), and a ``#``, ``>`` or ``~`` that opens an element's
+text, too.
 
 Outside code, a line break of the text that follows a word becomes a space: the
 converters keep the source's line breaks, and a line that then begins with ``1. `` or
@@ -45,6 +47,7 @@ _CODE_MARK = "\ufdda"
 #: The stand-ins of the escaped characters (as the serialized HTML writes them).
 _MARKS = {
     "`": "\ufdd0",
+    "[": "\ufddb",
     "]": "\ufdd1",
     "&lt;": "\ufdd2",
     "&amp;": "\ufdd3",
@@ -61,7 +64,7 @@ _COMMON = r"`|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)|(?P<number>\ufdd6\s*\
 #: What html-to-markdown leaves bare (the module docstring's list).
 HTML_TO_MARKDOWN = re.compile(r"\](?=\ufdd6*[(\[:])|" + _COMMON)
 #: What html2text leaves bare.
-HTML2TEXT = re.compile(r"\]|(?P<opening>\ufdd6\s*)(?:#|&gt;|~)|" + _COMMON)
+HTML2TEXT = re.compile(r"[\[\]]|(?P<opening>\ufdd6\s*)(?:#|&gt;|~)|" + _COMMON)
 
 #: The elements whose text is code, or no text: left as they are. A name is whole
 #: (``<code-example>`` is not ``code``).
