@@ -14,8 +14,9 @@ are removed first, so nothing but that 127.0.0.1 port is ever contacted.
 
 What it measures:
 
-1. Page work alone: the steps of ``bench/page_work.py`` (decode, lxml extract, resolve +
-   normalize, html2text, JSON), timed the same way (process CPU, one process, pages read
+1. Page work alone: the steps of ``bench/page_work.py`` (decode, the one lxml parse, links
+   from the tree, resolve + normalize, main content + Markdown by the default converter,
+   SimHash, JSON), timed the same way (process CPU, one process, pages read
    from disk first, best of ``--pw-rounds``). The limit on C cores is
    ``C / page-work CPU per page``. The same steps are then timed once page by page,
    interleaved as a fetcher runs them (thread CPU per step), and with
@@ -67,7 +68,8 @@ What it measures:
    per page (pages = HTML pages converted) and % of the role's profile; ``scaled``:
    scaled uniformly to the role's unprofiled CPU of run 1; for fetchers
    ``calibr.``: each page-work step and the HTTP client divided by its own measured
-   inflation (html2text and the URL code inflate ~5-7x, lxml and JSON ~1x), the other
+   inflation (measured in each run: a step in Python inflates several times, one in C
+   about 1x), the other
    categories by the fetcher's overall inflation, and what remains of the unprofiled
    fetcher CPU is shown as unattributed. Also the top functions by own time, the top
    functions outside page work, and inclusive times of chosen entry points; a
@@ -120,11 +122,14 @@ import crawler.web.fetch  # noqa: E402
 import crawler.web.scope  # noqa: E402
 from crawler.api import crawl  # noqa: E402
 from crawler.config import CrawlConfig  # noqa: E402
-from crawler.content.links import effective_base, extract, link_targets  # noqa: E402
-from crawler.content.markdown import to_markdown  # noqa: E402
+from crawler.content.document import parse  # noqa: E402
+from crawler.content.links import effective_base, link_targets, links_of  # noqa: E402
+from crawler.content.neardup import simhash  # noqa: E402
+from crawler.engine.worker import page_markdown  # noqa: E402
 from crawler.output.shards import iter_records  # noqa: E402
 from crawler.web.decode import decode_html  # noqa: E402
 from crawler.web.fetch import HttpClient  # noqa: E402
+from crawler.web.urlnorm import RequestUrlMemo  # noqa: E402
 
 QUICK = bool(os.environ.get("BENCH_QUICK"))
 ROLES = ("dispatcher", "manager", "fetcher")
@@ -286,10 +291,12 @@ PROBE_TARGETS = (
     ("crawler.engine.worker", "PageProcessor", "run", "PageProcessor.run (one task)"),
     ("crawler.web.fetch", "HttpClient", "get", "HttpClient.get"),
     ("crawler.engine.worker", None, "decode_html", "decode"),
-    ("crawler.engine.worker", None, "extract", "extract (lxml)"),
+    ("crawler.engine.worker", None, "parse", "parse (lxml)"),
+    ("crawler.engine.worker", None, "links_of", "links from the tree"),
     ("crawler.engine.worker", None, "link_targets", "resolve + normalize"),
     ("crawler.engine.worker", None, "effective_base", "effective_base (markdown step)"),
-    ("crawler.engine.worker", None, "to_markdown", "markdown (html2text)"),
+    ("crawler.engine.worker", None, "page_markdown", "main content + markdown"),
+    ("crawler.engine.worker", None, "simhash", "simhash"),
     ("crawler.engine.worker", None, "markdown_fingerprint", "Markdown fingerprint"),
     ("crawler.web.scope", "Scope", "__contains__", "scope check"),
     ("crawler.engine.visited", "OfferedKeys", "first_offer", "OfferedKeys.first_offer"),
@@ -458,8 +465,9 @@ _ORDER = {label: n for n, (_, _, _, label) in enumerate(PROBE_TARGETS)}
 # Charging profile time to categories
 # --------------------------------------------------------------------------------------
 
-PAGE_MD = "page work: markdown (html2text)"
-PAGE_EXTRACT = "page work: extract (lxml)"
+PAGE_MD = "page work: main content + markdown"
+PAGE_EXTRACT = "page work: parse + links from the tree (lxml)"
+PAGE_SIMHASH = "page work: SimHash"
 PAGE_LINKS = "page work: resolve + normalize links"
 PAGE_DECODE = "page work: decode (w3lib)"
 PAGE_WRITE = "page work: JSON record + file write"
@@ -486,6 +494,7 @@ GROUP = {
     PAGE_LINKS: "page work",
     PAGE_DECODE: "page work",
     PAGE_WRITE: "page work",
+    PAGE_SIMHASH: "page work",
     HTTP: "HTTP",
     HTTP_TIMER: "HTTP",
     IPC: "IPC",
@@ -502,7 +511,7 @@ GROUP = {
     PROFILER: "other",
     OTHER: "other",
 }
-PAGE_CATEGORIES = (PAGE_MD, PAGE_EXTRACT, PAGE_LINKS, PAGE_DECODE, PAGE_WRITE)
+PAGE_CATEGORIES = (PAGE_MD, PAGE_EXTRACT, PAGE_LINKS, PAGE_DECODE, PAGE_WRITE, PAGE_SIMHASH)
 
 #: Where a thread's time goes when no caller owns it, by (role, thread kind).
 ROOT_DEFAULT = {("dispatcher", "feeder"): IPC, ("fetcher", "timer"): HTTP_TIMER}
@@ -524,13 +533,20 @@ def owner(func: tuple, role: str) -> str | None:
     if path.endswith("/bench/profile_crawl.py") or _has(path, "/cProfile.py", "/pstats.py"):
         return PROFILER
     if _has(
-        path, "/crawler/content/markdown.py", "/html2text/", "/html/parser.py", "/_markupbase.py", "/html/__init__.py"
+        path,
+        *("/crawler/content/markdown.py", "/crawler/content/main.py", "/crawler/content/fragment.py"),
+        *("/crawler/content/escapes.py", "/crawler/content/convert.py", "/html_to_markdown/", "/trafilatura/"),
+        *("/html2text/", "/html/parser.py", "/_markupbase.py", "/html/__init__.py"),
     ):
         return PAGE_MD
     if path.endswith("/crawler/content/links.py"):
         return PAGE_LINKS if name in ("link_targets", "resolve_links") else PAGE_EXTRACT
-    if "/lxml/" in path:
+    if path.endswith("/crawler/content/document.py"):
         return PAGE_EXTRACT
+    if path.endswith("/crawler/content/neardup.py"):
+        return PAGE_SIMHASH
+    if "/lxml/" in path:
+        return None  # lxml's Python helpers: charged to the step that called them
     if _has(path, "/crawler/web/decode.py", "/w3lib/"):
         return PAGE_DECODE
     if path.endswith("/crawler/output/writers.py"):
@@ -642,8 +658,11 @@ ENTRY_POINTS = {
     "fetcher": [
         ("crawler/engine/worker.py", "run"),
         ("crawler/engine/worker.py", "_page"),
-        ("crawler/content/markdown.py", "to_markdown"),
-        ("crawler/content/links.py", "extract"),
+        ("crawler/engine/worker.py", "page_markdown"),
+        ("crawler/content/main.py", "main_content"),
+        ("crawler/content/convert.py", "convert"),
+        ("crawler/content/document.py", "parse"),
+        ("crawler/content/links.py", "links_of"),
         ("crawler/content/links.py", "link_targets"),
         ("crawler/web/decode.py", "decode_html"),
         ("crawler/output/writers.py", "write"),
@@ -827,31 +846,62 @@ def html_files(root: str) -> list[str]:
 
 
 def page_items(root: str, every: int = 1) -> tuple[list, list]:
-    """bench/page_work.py's items: ``(url, body)`` and ``(url, text, PageLinks)`` of every
-    ``every``-th HTML file under ``root``, read from disk first."""
+    """bench/page_work.py's items: ``(url, body)`` and ``(url, text, PageLinks,
+    Markdown)`` of every ``every``-th HTML file under ``root``, read from disk first."""
     files = html_files(root)[::every]
     bodies = []
     for path in files:
         with open(path, "rb") as f:
             bodies.append(("http://127.0.0.1/" + os.path.relpath(path, root), f.read()))
-    texts = [(url, decode_html(body, "text/html")[0]) for url, body in bodies]
-    return bodies, [(url, text, extract(text)) for url, text in texts]
+    pages = []
+    for url, body in bodies:
+        text = decode_html(body, "text/html")[0]
+        page = links_of(parse(text))
+        pages.append((url, text, page, page_markdown(text, effective_base(url, page))[0].markdown))
+    return bodies, pages
 
 
-#: bench/page_work.py's steps: name -> (function of one item, profile category).
+#: The fetcher's page work, as bench/page_work.py times it: name -> (function of one
+#: item, profile category, items: "bodies", "texts", "trees" (fresh ones: the main
+#: content changes its tree), "pages" or "markdowns").
 PAGE_STEPS = {
-    "decode": (lambda item: decode_html(item[1], "text/html"), PAGE_DECODE),
-    "extract (lxml)": (lambda item: extract(item[1]), PAGE_EXTRACT),
-    "resolve + normalize": (lambda item: link_targets(item[0], item[2]), PAGE_LINKS),
-    "markdown (html2text)": (lambda item: to_markdown(item[1], effective_base(item[0], item[2])), PAGE_MD),
-    "json record": (lambda item: json.dumps({"markdown": item[1]}, ensure_ascii=False), PAGE_WRITE),
+    "decode": (lambda item: decode_html(item[1], "text/html"), PAGE_DECODE, "bodies"),
+    "parse (lxml)": (lambda item: parse(item[1]), PAGE_EXTRACT, "pages"),
+    "links from the tree": (lambda item: links_of(item[4]), PAGE_EXTRACT, "trees"),
+    "resolve + normalize": (lambda item: link_targets(item[0], item[2], _MEMO[0]), PAGE_LINKS, "memo"),
+    "main content + markdown": (
+        lambda item: page_markdown(item[1], effective_base(item[0], item[2]), root=item[4]),
+        PAGE_MD,
+        "trees",
+    ),
+    "simhash": (lambda item: simhash(item[3]), PAGE_SIMHASH, "pages"),
+    "json record": (lambda item: json.dumps({"markdown": item[3]}, ensure_ascii=False), PAGE_WRITE, "pages"),
 }
+
+
+#: The request-URL memo of the resolve step: a fetcher keeps one; each round starts empty.
+_MEMO = [RequestUrlMemo()]
+
+
+def _step_items(kind: str, bodies: list, pages: list):
+    if kind == "bodies":
+        return bodies
+    if kind == "memo":
+
+        def fresh_memo() -> list:
+            _MEMO[0] = RequestUrlMemo()
+            return pages
+
+        return fresh_memo
+    if kind == "trees":
+        return lambda: [(*page, parse(page[1])) for page in pages]
+    return pages
 
 
 def _page_steps_ms(bodies, pages, rounds: int) -> dict:
     return {
-        name: best_ms_per_page(fn, bodies if name == "decode" else pages, rounds)
-        for name, (fn, _cat) in PAGE_STEPS.items()
+        name: best_ms_per_page(fn, _step_items(kind, bodies, pages), rounds)
+        for name, (fn, _cat, kind) in PAGE_STEPS.items()
     }
 
 
@@ -865,19 +915,25 @@ def _interleaved_ms(bodies) -> dict:
     (bench/page_work.py runs each step over all pages in turn); thread CPU, one round."""
     clock = time.thread_time
     spent = dict.fromkeys(PAGE_STEPS, 0.0)
+    memo = RequestUrlMemo()
     for url, body in bodies:
         t0 = clock()
         text = decode_html(body, "text/html")[0]
         t1 = clock()
-        page = extract(text)
+        root = parse(text)
         t2 = clock()
-        link_targets(url, page)
+        page = links_of(root)
         t3 = clock()
-        to_markdown(text, effective_base(url, page))
+        markdown = page_markdown(text, effective_base(url, page), root=root)[0].markdown
         t4 = clock()
-        json.dumps({"markdown": text}, ensure_ascii=False)
+        link_targets(url, page, memo)
         t5 = clock()
-        for name, dt in zip(PAGE_STEPS, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+        simhash(markdown)
+        t6 = clock()
+        json.dumps({"markdown": markdown}, ensure_ascii=False)
+        t7 = clock()
+        times = (t1 - t0, t2 - t1, t3 - t2, t5 - t4, t4 - t3, t6 - t5, t7 - t6)  # in PAGE_STEPS' order
+        for name, dt in zip(PAGE_STEPS, times):
             spent[name] += dt
     return {name: sec * 1000 / len(bodies) for name, sec in spent.items()}
 
@@ -936,8 +992,9 @@ def calibrate(root: str, every: int, server: Nginx, builtins: bool, threads: int
     every ``every``-th file (GETs from nginx for the HTTP client)."""
     bodies, pages = page_items(root, every)
     rows = {}
-    for name, (fn, cat) in PAGE_STEPS.items():
-        items = bodies if name == "decode" else pages
+    for name, (fn, cat, kind) in PAGE_STEPS.items():
+        items = _step_items(kind, bodies, pages)
+        items = items() if callable(items) else items
         plain = thread_cpu_ms(fn, items, 3)
         prof = profiled_ms(fn, items, builtins)
         rows[cat] = {
@@ -1551,9 +1608,11 @@ def probe_split(probes: dict, fetcher_ms: float, pw: dict) -> dict:
     alone = pw["steps_ms_per_page"]
     in_crawl = {
         "decode": ms("decode"),
-        "extract (lxml)": ms("extract (lxml)"),
+        "parse (lxml)": ms("parse (lxml)"),
+        "links from the tree": ms("links from the tree"),
         "resolve + normalize": ms("resolve + normalize"),
-        "markdown (html2text)": ms("markdown (html2text)") + ms("effective_base (markdown step)"),
+        "main content + markdown": ms("main content + markdown") + ms("effective_base (markdown step)"),
+        "simhash": ms("simhash"),
         "json record": ms("record + edges write"),
     }
     run_ms = ms("PageProcessor.run (one task)")
