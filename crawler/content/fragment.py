@@ -5,6 +5,9 @@ to convert, and of markup that no CommonMark document can say.
 place, before it is serialized for the converter; both converters get the same fragment.
 The steps, each a rule a reader of the Markdown would ask for:
 
+0. **Controls that are not the text go**: the permalinks of headings and definitions,
+   "Edit on GitHub", "View source" and "Skip to content" links (by where they lead and
+   what they say: :data:`_CONTROLS`), and copy buttons.
 1. **Embedded and interactive elements go** with their content: ``svg`` (an icon's
    drawing: html-to-markdown writes it as a ``data:`` image, kilobytes of base64),
    ``iframe``, ``object``, ``embed``, ``audio``, ``video``, ``canvas`` (their fallback
@@ -42,12 +45,31 @@ Raises nothing; the fragment's text, apart from what step 1 drops, is unchanged.
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 import lxml.html
 
 __all__ = ["prepare"]
 
+#: Step 0: controls inside the content that are not its text: a heading's permalink
+#: (Sphinx and MkDocs write ``<a class="headerlink">¶</a>``), "Edit on GitHub", "Skip to
+#: content". Each is a control only where its link goes where such a control goes (a
+#: link named "View source" in prose, to an article, is content).
+_CONTROLS = (
+    (
+        re.compile(r"(?i)edit (this page|on github|on gitlab|on bitbucket)"),
+        re.compile(r"/edit/|/-/edit/|/blob/|/_edit"),
+    ),
+    (re.compile(r"(?i)(view|show) (page |this page's )?source"), re.compile(r"_sources/|/blob/|\.(rst|txt|md)$")),
+    (re.compile(r"(?i)skip to (main )?content"), re.compile(r"^#")),
+)
+#: Where any of those links goes (one search of a link's ``href`` before the others).
+_CONTROL_HREF = re.compile("|".join(where.pattern for _name, where in _CONTROLS))
+_PERMALINK_TEXT = ("¶", "§", "#", "🔗")
+#: Class tokens of copy buttons (sphinx-copybutton, MkDocs Material, common themes).
+_COPY_CLASSES = frozenset(("copybtn", "copy-button", "copy-btn", "btn-copy", "md-clipboard", "clipboard-copy"))
+_COPY_TEXT = ("copy", "copy to clipboard", "copy code", "copied!")
 #: Step 1: dropped with their content.
 DROPPED = (
     *("svg", "iframe", "object", "embed", "audio", "video", "canvas"),
@@ -74,9 +96,15 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for image in fragment.iter("img"):
         if (image.get("src") or "").lstrip()[:5].lower() == "data:":
             edits[image] = image.get("alt") or ""
+    for button in fragment.iter("button"):
+        classes = (button.get("class") or "").lower().split()
+        if _COPY_CLASSES.intersection(classes) or button.text_content().strip().lower() in _COPY_TEXT:
+            edits[button] = ""
     for link in fragment.iter("a"):
         href = link.get("href")
-        if href is None or href.strip().lower().startswith("javascript:"):
+        if (link.get("class") or _CONTROL_HREF.search(href or "")) and _is_control(link, href or ""):
+            edits[link] = ""
+        elif href is None or href.strip().lower().startswith("javascript:"):
             edits[link] = None
         elif not (link.text or "").strip() and _empty(link):
             edits[link] = " " if link.text_content() else ""  # its space stays
@@ -94,6 +122,24 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
             _whitespace_outside(element)
     edits.pop(fragment, None)
     _apply(edits)
+
+
+def _is_control(link: lxml.html.HtmlElement, href: str) -> bool:
+    """A permalink or an "Edit"/"View source"/"Skip to content" link (step 0): its
+    ``href`` and class are read first, its text (dearer) only where they are a control's."""
+    classes = (link.get("class") or "").lower().split()
+    if "headerlink" in classes:
+        return True
+    if href.startswith("#") and ("permalink" in (link.get("title") or "").lower() or "anchor" in " ".join(classes)):
+        if link.text_content().strip() in _PERMALINK_TEXT:
+            return True
+    text = None
+    for name, where in _CONTROLS:
+        if where.search(href):
+            text = link.text_content().strip() if text is None else text
+            if name.fullmatch(text):
+                return True
+    return False
 
 
 def _apply(edits: dict[lxml.html.HtmlElement, str | None]) -> None:

@@ -199,62 +199,11 @@ def _text(element: lxml.html.HtmlElement) -> str:
     return ET.tostring(element, method="text", encoding="unicode", with_tail=False)
 
 
-#: Controls inside the content that are not its text: a heading's permalink (Sphinx and
-#: MkDocs write ``<a class="headerlink">¶</a>``), "Edit on GitHub", "Skip to content".
-#: Each is a control only where its link goes where such a control goes (a link named
-#: "View source" in prose, to an article, is content).
-_CONTROLS = (
-    (
-        re.compile(r"(?i)edit (this page|on github|on gitlab|on bitbucket)"),
-        re.compile(r"/edit/|/-/edit/|/blob/|/_edit"),
-    ),
-    (re.compile(r"(?i)(view|show) (page |this page's )?source"), re.compile(r"_sources/|/blob/|\.(rst|txt|md)$")),
-    (re.compile(r"(?i)skip to (main )?content"), re.compile(r"^#")),
-)
-_PERMALINK_TEXT = ("¶", "§", "#", "🔗")
-#: Class tokens of copy buttons (sphinx-copybutton, MkDocs Material, common themes).
-_COPY_CLASSES = frozenset(("copybtn", "copy-button", "copy-btn", "btn-copy", "md-clipboard", "clipboard-copy"))
-_COPY_TEXT = ("copy", "copy to clipboard", "copy code", "copied!")
-
-
 def _serialize(element: lxml.html.HtmlElement) -> str:
-    """The HTML of ``element`` for the converter, without the controls inside it
-    (:func:`_drop_controls`), tidied for conversion (:func:`crawler.content.fragment.prepare`)."""
-    _drop_controls(element)
+    """The HTML of ``element`` for the converter, tidied for conversion
+    (:func:`crawler.content.fragment.prepare`: the controls inside it go too)."""
     prepare(element)
     return lxml.html.tostring(element, encoding="unicode", method="html")
-
-
-def _drop_controls(element: lxml.html.HtmlElement) -> None:
-    """Drop, inside ``element``, the permalinks of headings and definitions, the
-    "Edit on GitHub" and "Skip to content" links, and copy buttons."""
-    doomed = []
-    for control in element.iter("a", "button"):
-        classes = (control.get("class") or "").lower().split()
-        if control.tag == "button":
-            if _COPY_CLASSES.intersection(classes) or control.text_content().strip().lower() in _COPY_TEXT:
-                doomed.append(control)
-        elif "headerlink" in classes or _is_control_link(control, classes):
-            doomed.append(control)
-    for control in doomed:
-        if control.getparent() is not None:
-            control.drop_tree()
-
-
-def _is_control_link(link: lxml.html.HtmlElement, classes: list[str]) -> bool:
-    """A permalink or an "Edit"/"View source"/"Skip to content" link: its ``href`` is
-    read first, its text (dearer) only where the ``href`` is a control's."""
-    href = link.get("href") or ""
-    if href.startswith("#") and ("permalink" in (link.get("title") or "").lower() or "anchor" in " ".join(classes)):
-        if link.text_content().strip() in _PERMALINK_TEXT:
-            return True
-    text = None
-    for name, where in _CONTROLS:
-        if where.search(href):
-            text = link.text_content().strip() if text is None else text
-            if name.fullmatch(text):
-                return True
-    return False
 
 
 def _extract_text(root: lxml.html.HtmlElement) -> str | None:
