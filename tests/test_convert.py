@@ -42,6 +42,7 @@ CASES = [
         "the `__init__` of *x* and \\_\\_name\\_\\_",
     ),
     # text that CommonMark reads as markup, which html-to-markdown leaves unescaped
+    ("<p>import_name, _x_ and a_</p>", "an underscore at a word's edge only", "import_name, \\_x\\_ and a\\_"),
     ("<p>Use &lt;div&gt; here</p>", "not a raw HTML tag", "Use \\<div> here"),
     ("<p>a `tick` here</p>", "not a code span", "a \\`tick\\` here"),
     ("<p>see [x](y) literal</p>", "not a link", "see [x\\](y) literal"),
@@ -143,9 +144,12 @@ def test_html2text_says_what_the_html_says_but_in_code_spans_with_backticks():
     ]
     exact = [compare(html, md, BASE).text_exact for (html, _, _), md in zip(CASES, got)]
     assert exact == [True, True, True, True, True, False, True]
-    fragment = main_content("<html><body><main><p>a<b> bold</b>x <i>y </i>z</p></main></body></html>")
+    fragment = main_content(
+        "<html><body><main><p>a<b> bold</b>x <i>y </i>z</p>"
+        "<p><em><span>class</span><span> </span></em>Flask(<em>__name__</em>)</p></main></body></html>"
+    )
     assert fragment is not None
-    assert convert(fragment, BASE, HTML2TEXT).markdown == "a **bold**x *y* z"
+    assert convert(fragment, BASE, HTML2TEXT).markdown == "a **bold**x *y* z\n\n*class* Flask(*\\_\\_name\\_\\_*)"
 
 
 def test_the_fidelity_check_sees_what_a_reader_would_read():

@@ -11,6 +11,9 @@ backslash-escaped).
 What is marked (:data:`HTML_TO_MARKDOWN`):
 
 * a backtick: it opens a code span;
+* an underscore at either end of a word (``__init__`` is bold text otherwise); one
+  inside a word (``import_name``) is left bare, as CommonMark never reads it as
+  emphasis (6.2: ``_`` opens or closes emphasis only at a word's edge);
 * a ``]`` that a ``(``, ``[`` or ``:`` follows, tags between them aside: an inline link,
   a reference, a link definition (``[foo]: /url`` turns the line into nothing);
 * a ``<`` that a letter, ``/``, ``!`` or ``?`` follows: raw HTML or an autolink;
@@ -56,11 +59,15 @@ _MARKS = {
     "#": "\ufdd7",
     "&gt;": "\ufdd8",
     "~": "\ufdd9",
+    "_": "\ufddc",
 }
 _ALL_MARKS = (*_MARKS.values(), _TAG_MARK, _CODE_MARK)
 _CHARS = {stand_in: unescape(char) for char, stand_in in _MARKS.items()}
 
-_COMMON = r"`|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)|(?P<number>\ufdd6\s*\d{1,9})[.)](?=\s)"
+_COMMON = (
+    r"`|(?<![^\W_])_|_(?![^\W_])|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)"
+    r"|(?P<number>\ufdd6\s*\d{1,9})[.)](?=\s)"
+)
 #: What html-to-markdown leaves bare (the module docstring's list).
 HTML_TO_MARKDOWN = re.compile(r"\](?=\ufdd6*[(\[:])|" + _COMMON)
 #: What html2text leaves bare.

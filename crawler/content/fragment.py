@@ -197,25 +197,30 @@ def _empty(link: lxml.html.HtmlElement) -> bool:
 
 
 def _whitespace_outside(element: lxml.html.HtmlElement) -> None:
-    """Move the whitespace at the ends of an emphasis's text outside it
-    (``a<b> bold</b>`` is ``a <b>bold</b>``): html2text strips it, gluing the words."""
-    text = element.text or ""
-    if text[:1].isspace():
-        element.text = text.lstrip()
-        space = text[: len(text) - len(element.text)]
+    """Move the whitespace at the ends of an emphasis's text outside it, from however
+    deep inside it stands (``a<b><span> bold</span></b>`` is ``a <b><span>bold</span></b>``):
+    html2text strips it, gluing the words, or writes ``*class *``, which is no emphasis."""
+    first = element
+    while not first.text and len(first) and isinstance(first[0].tag, str):
+        first = first[0]
+    if first.text and first.text[:1].isspace():
+        stripped = first.text.lstrip()
+        space, first.text = first.text[: len(first.text) - len(stripped)], stripped
         previous = element.getprevious()
         if previous is not None:
             previous.tail = (previous.tail or "") + space
         elif (parent := element.getparent()) is not None:
             parent.text = (parent.text or "") + space
-    last = element[-1] if len(element) else None
-    end = (last.tail if last is not None else element.text) or ""
+    holder, attribute = element, "text"  # where the element's last text stands
+    while len(holder) and isinstance(holder[-1].tag, str):
+        holder, attribute = holder[-1], "tail"
+        if holder.tail:
+            break
+        attribute = "text"
+    end = getattr(holder, attribute) or ""
     if end[-1:].isspace():
         kept = end.rstrip()
-        if last is not None:
-            last.tail = kept
-        else:
-            element.text = kept
+        setattr(holder, attribute, kept)
         element.tail = end[len(kept) :] + (element.tail or "")
 
 
