@@ -13,17 +13,15 @@ The steps, each a rule a reader of the Markdown would ask for:
    ``iframe``, ``object``, ``embed``, ``audio``, ``video``, ``canvas`` (their fallback
    text is for browsers that cannot play them), ``select``, ``textarea`` and ``input``
    (form controls: an option list is not prose; a checkbox or radio button stays, a task
-   list's ``[x]``), and ``noscript`` and ``template``
-   (HTML standard 4.12: content for browsers without scripting, and inert content).
-   Text around them stays.
+   list's ``[x]``), and ``noscript`` and ``template`` (HTML standard 4.12: content for
+   browsers without scripting, and inert content). Text around them stays.
 2. **Links that go nowhere are unwrapped**: an ``a`` without ``href`` or with a
    ``javascript:`` one (WHATWG URL: a script, not a resource) keeps its text and loses
    the link; one that shows neither text nor an image with ``alt`` text goes, a space of
-   its text kept (html-to-markdown would
-   write its ``aria-label``, ``title`` or URL instead: a share button's "Share on
-   Facebook").
-   An image whose ``src`` is a ``data:`` URL (an inline placeholder or icon, kilobytes
-   of base64 in the Markdown) is replaced by its ``alt`` text.
+   its text kept (html-to-markdown would write its ``aria-label``, ``title`` or URL
+   instead: a share button's "Share on Facebook"). An image whose ``src`` is a
+   ``data:`` URL (an inline placeholder or icon, kilobytes of base64 in the Markdown) is
+   replaced by its ``alt`` text.
 3. **A link in ``pre`` keeps only its text**: a fenced code block holds no link, and the
    code stays byte for byte.
 4. **A layout table becomes blocks**: a table with a list, a definition list, a code
@@ -40,7 +38,9 @@ The steps, each a rule a reader of the Markdown would ask for:
    A ``figcaption`` becomes a ``div``: html-to-markdown writes a caption in emphasis,
    which its line breaks and inner emphasis break.
 
-Raises nothing; the fragment's text, apart from what step 1 drops, is unchanged.
+Raises nothing; the fragment's text, apart from what steps 0 to 2 drop, is unchanged
+(a link inside ``pre`` is unwrapped whatever else it is, so code keeps every character).
+Linear in the fragment: the edits are applied at the end, one rebuild per parent.
 """
 
 from __future__ import annotations
