@@ -26,9 +26,10 @@ link's text, every ``[`` and ``]`` (an escaped ``]`` beside a bare ``[`` would u
 a link's text: ``[[1\\]](url)``), and a ``#``, ``>`` or ``~`` that opens an element's
 text, too.
 
-Outside code, a line break of the text that follows a word becomes a space: the
-converters keep the source's line breaks, and a line that then begins with ``1. `` or
-``- `` is a list.
+Outside code, a line break inside text becomes a space: the converters keep the
+source's line breaks, and a line that then begins with ``1. `` or ``- `` is a list. The
+whitespace between two tags keeps its line break (html-to-markdown put an image after a
+table on the table's last row when it was a space).
 
 The HTML must be lxml's serialization (:mod:`crawler.content.main`): there ``<`` and
 ``>`` stand only for tags, as text and attribute values hold them as references. The
@@ -61,11 +62,11 @@ _MARKS = {
     "~": "\ufdd9",
     "_": "\ufddc",
 }
-_ALL_MARKS = (*_MARKS.values(), _TAG_MARK, _CODE_MARK)
+_ALL_MARKS = (*_MARKS.values(), _TAG_MARK, _CODE_MARK, "\ufddd")  # and _KEPT_BREAK
 _CHARS = {stand_in: unescape(char) for char, stand_in in _MARKS.items()}
 
-_COMMON = (
-    r"`|(?<![^\W_])_|_(?![^\W_])|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)"
+_COMMON = (  # each branch opens with a character, so the scan skips to the candidates
+    r"`|_(?:(?<![^\W_]_)|(?![^\W_]))|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)"
     r"|(?P<number>\ufdd6\s*\d{1,9})[.)](?=\s)"
 )
 #: What html-to-markdown leaves bare (the module docstring's list).
@@ -77,10 +78,12 @@ HTML2TEXT = re.compile(r"[\[\]]|(?P<opening>\ufdd6\s*)(?:#|&gt;|~)|" + _COMMON)
 #: (``<code-example>`` is not ``code``).
 _CODE = re.compile(r"(?is)(<(pre|code|kbd|samp|tt|script|style|textarea|xmp)(?=[\s/>])[^>]*>.*?</\2\s*>)")
 _TAG = re.compile(r"(<[^>]*>)")
-#: A line break (and the blanks before it) after a word, not after a tag.
-_LINE_BREAK = re.compile(r"(?<=[^\s\ufdd6\ufdda])[ \t]*(?:\r\n?|\n)")
-#: A stand-in in the Markdown, and the backslashes right before it.
-_MARKED = re.compile("(\\\\*)([" + "".join(_MARKS.values()) + "])")
+#: The whitespace between two tags that holds a line break: kept as a line break.
+_BETWEEN_TAGS = re.compile(r"\ufdd6[ \t\r\n]*[\r\n][ \t\r\n]*(?=\ufdd6)")
+#: Stands for a kept line break while the others become spaces.
+_KEPT_BREAK = "\ufddd"
+#: A stand-in in the Markdown.
+_MARKED = re.compile("[" + "".join(_MARKS.values()) + "]")
 
 
 def mark(html: str, escapable: re.Pattern[str] = HTML_TO_MARKDOWN) -> tuple[str, bool]:
@@ -98,7 +101,8 @@ def mark(html: str, escapable: re.Pattern[str] = HTML_TO_MARKDOWN) -> tuple[str,
         if code.lower().count("<" + name.lower()) > 1:
             return html, False
     parts = _TAG.split(_CODE_MARK.join(pieces[0::3]))  # text, tag, text, ...
-    text = _LINE_BREAK.sub(" ", _TAG_MARK.join(parts[0::2]))
+    text = _BETWEEN_TAGS.sub(_TAG_MARK + _KEPT_BREAK, _TAG_MARK.join(parts[0::2]))
+    text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace(_KEPT_BREAK, "\n")
     text, count = escapable.subn(_stand_in, text)
     parts[0::2] = text.split(_TAG_MARK)
     pieces[0::3] = "".join(parts).split(_CODE_MARK)
@@ -123,5 +127,6 @@ def _stand_in(match: re.Match[str]) -> str:
 
 
 def _escape(match: re.Match[str]) -> str:
-    backslashes = match.group(1)
-    return backslashes + "\\" * bool(backslashes) + "\\" + _CHARS[match.group(2)]
+    start = match.start()
+    extra = "\\" if start and match.string[start - 1] == "\\" else ""  # after a run of backslashes
+    return extra + "\\" + _CHARS[match.group()]
