@@ -55,7 +55,8 @@ CASES = [
     ("<p>2 &lt; 3 &amp; [a] b</p>", "nothing to escape", "2 < 3 & [a] b"),
     ("<p><code>a]( &amp;x;</code></p>", "code is code", "`a]( &x;`"),
     ("<p>a\\\\`</p>", "two backslashes before a backtick", "a\\\\\\\\\\`"),
-    ("<p><code>a<code>b</code>c`d</code></p>", "code in code: nothing marked", "``abc`d``"),
+    ("<p><code>a<code>b</code>c`d</code> __x__</p>", "code in code ends at its own end", "``abc`d`` \\_\\_x\\_\\_"),
+    ("<p><kbd><kbd>Ctrl</kbd>-<kbd>C</kbd></kbd> &lt;&lt;Up&gt;&gt;</p>", "Sphinx's keys", "`Ctrl-C` <\\<Up>>"),
     ("<p>at most\r\n1. This flag</p>", "a CR LF break, not a list", "at most 1. This flag"),
 ]
 

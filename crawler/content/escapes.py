@@ -33,8 +33,9 @@ table on the table's last row when it was a space).
 
 The HTML must be lxml's serialization (:mod:`crawler.content.main`): there ``<`` and
 ``>`` stand only for tags, as text and attribute values hold them as references. The
-work is linear in the HTML: one split off of code, one split at the tags, one pass of
-the pattern over the text alone.
+work is linear in the HTML: code elements cut off (each to the end tag that closes it,
+past nested ones of its name), one split at the tags, one pass of the pattern over the
+text alone.
 """
 
 from __future__ import annotations
@@ -76,7 +77,11 @@ HTML2TEXT = re.compile(r"[\[\]]|(?P<opening>\ufdd6\s*)(?:#|&gt;|~)|" + _COMMON)
 
 #: The elements whose text is code, or no text: left as they are. A name is whole
 #: (``<code-example>`` is not ``code``).
-_CODE = re.compile(r"(?is)(<(pre|code|kbd|samp|tt|script|style|textarea|xmp)(?=[\s/>])[^>]*>.*?</\2\s*>)")
+_CODE_NAMES = ("pre", "code", "kbd", "samp", "tt", "script", "style", "textarea", "xmp")
+_CODE_START = re.compile(r"(?i)<(" + "|".join(_CODE_NAMES) + r")(?=[\s/>])")
+#: Per name, its start and end tags, to find where an element ends past others nested
+#: in it (Sphinx writes a key combination as <kbd> inside <kbd>).
+_CODE_TAGS = {name: re.compile(r"(?i)<(/?)" + name + r"(?=[\s/>])") for name in _CODE_NAMES}
 _TAG = re.compile(r"(<[^>]*>)")
 #: The whitespace between two tags that holds a line break: kept as a line break.
 _BETWEEN_TAGS = re.compile(r"\ufdd6[ \t\r\n]*[\r\n][ \t\r\n]*(?=\ufdd6)")
@@ -90,23 +95,38 @@ def mark(html: str, escapable: re.Pattern[str] = HTML_TO_MARKDOWN) -> tuple[str,
     """``html`` with the characters ``escapable`` matches in its text replaced by
     stand-ins, and whether any was.
 
-    Left as it is (``False``): HTML that holds a stand-in already, and HTML with a code
-    element inside one of the same name (``<code>a<code>b</code>c</code>``: where the
-    outer one ends is more than a pattern can tell).
+    Left as it is (``False``): HTML that holds a stand-in already.
     """
     if any(stand_in in html for stand_in in _ALL_MARKS):
         return html, False
-    pieces = _CODE.split(html)  # text, code element, its tag name, text, ...
-    for code, name in zip(pieces[1::3], pieces[2::3]):
-        if code.lower().count("<" + name.lower()) > 1:
-            return html, False
-    parts = _TAG.split(_CODE_MARK.join(pieces[0::3]))  # text, tag, text, ...
+    pieces = _split_code(html)  # text, code element, text, ...
+    parts = _TAG.split(_CODE_MARK.join(pieces[0::2]))  # text, tag, text, ...
     text = _BETWEEN_TAGS.sub(_TAG_MARK + _KEPT_BREAK, _TAG_MARK.join(parts[0::2]))
     text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace(_KEPT_BREAK, "\n")
     text, count = escapable.subn(_stand_in, text)
     parts[0::2] = text.split(_TAG_MARK)
-    pieces[0::3] = "".join(parts).split(_CODE_MARK)
-    return "".join(piece for i, piece in enumerate(pieces) if i % 3 != 2), count > 0
+    pieces[0::2] = "".join(parts).split(_CODE_MARK)
+    return "".join(pieces), count > 0
+
+
+def _split_code(html: str) -> list[str]:
+    """``html`` cut into text, code element, text, ..., text: each code element from its
+    start tag to the end tag that closes it, counting those of its name nested inside
+    (one left open runs to the end)."""
+    pieces: list[str] = []
+    position = 0
+    while (start := _CODE_START.search(html, position)) is not None:
+        depth, end = 0, len(html)
+        for tag in _CODE_TAGS[start.group(1).lower()].finditer(html, start.start()):
+            depth += -1 if tag.group(1) else 1
+            if depth == 0:
+                closing = html.find(">", tag.end())
+                end = len(html) if closing < 0 else closing + 1
+                break
+        pieces += (html[position : start.start()], html[start.start() : end])
+        position = end
+    pieces.append(html[position:])
+    return pieces
 
 
 def unmark(markdown: str) -> str:
