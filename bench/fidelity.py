@@ -1,7 +1,8 @@
 """Markdown fidelity of each converter: does the Markdown render back to the page?
 
 For every page of each corpus: the crawler's main content (the HTML fragment a crawl
-converts: :func:`crawler.content.main.main_content`, else the whole page), converted by
+converts: :func:`crawler.content.main.main_content`, else the whole page, tidied the same
+way: :func:`crawler.content.main.whole_page`), converted by
 each converter (:mod:`crawler.content.convert`), rendered back to HTML by markdown-it-py
 (CommonMark and pipe tables) and compared with the fragment
 (:mod:`tests.helpers.fidelity`): the words in order, headings, lists, table rows and
@@ -33,7 +34,7 @@ ROOT = os.path.dirname(HERE)
 sys.path.insert(0, ROOT)
 
 from crawler.content.convert import CONVERTERS, convert  # noqa: E402
-from crawler.content.main import main_content  # noqa: E402
+from crawler.content.main import main_content, whole_page  # noqa: E402
 from crawler.web.decode import decode_html  # noqa: E402
 from tests.helpers.fidelity import compare  # noqa: E402
 
@@ -69,7 +70,7 @@ def measure(name: str, limit: int | None) -> dict:
     for base, path in pages:
         with open(path, "rb") as f:
             text, _ = decode_html(f.read(), "text/html")
-        fragments.append((base, path, main_content(text) or text))
+        fragments.append((base, path, main_content(text) or whole_page(text)))  # as a fetcher converts it
     for converter in CONVERTERS:
         exact = failed = 0
         kept = {s: [0, 0] for s in STRUCTURES}

@@ -67,7 +67,7 @@ import lxml.html
 from crawler.content.document import parse
 from crawler.content.fragment import prepare
 
-__all__ = ["main_content", "LINK_DENSE", "MIN_WORDS"]
+__all__ = ["main_content", "whole_page", "LINK_DENSE", "MIN_WORDS"]
 
 #: Link text / all text of the pre-passed body at or above which the extractor is skipped.
 LINK_DENSE = 0.5
@@ -137,6 +137,25 @@ def main_content(html: str, root: lxml.html.HtmlElement | None = None) -> str | 
     if words == 0 or (words < MIN_WORDS and len(_WORD.findall(text)) > words):
         return None
     return _serialize(region)
+
+
+def whole_page(html: str, root: lxml.html.HtmlElement | None = None) -> str:
+    """The HTML of the whole page for the converter, tidied as a main content is
+    (:func:`crawler.content.fragment.prepare`): what is converted when no main content
+    is (``--keep-boilerplate``, or none found).
+
+    Args:
+        html: the decoded document.
+        root: ``parse(html)``, unchanged, when the caller has it; ``None``: parsed here.
+
+    Returns:
+        The serialized tidied document, or ``html`` itself when it cannot be parsed.
+    """
+    if root is None:
+        root = parse(html)
+        if root is None:
+            return html
+    return _serialize(root)
 
 
 def _classes(element: lxml.html.HtmlElement) -> set[str]:

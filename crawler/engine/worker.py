@@ -36,7 +36,7 @@ from crawler.config import CrawlConfig
 from crawler.content.convert import DEFAULT_CONVERTER, Conversion, convert, error_text
 from crawler.content.document import parse
 from crawler.content.links import effective_base, link_targets, links_of
-from crawler.content.main import main_content
+from crawler.content.main import main_content, whole_page
 from crawler.content.neardup import simhash
 from crawler.engine.channel import TaskChannel
 from crawler.engine.lifeline import PARENT_DIED_EXIT_CODE, watch_parent
@@ -102,12 +102,12 @@ def page_markdown(
 ) -> tuple[Conversion, str, str | None]:
     """Markdown of a decoded HTML page (:func:`crawler.content.convert.convert` by
     ``converter``), what was converted: ``"main"`` (the main content,
-    :func:`crawler.content.main.main_content`) or ``"page"`` (the whole page: with
-    ``keep_boilerplate``, when no main content was found, or when its selection
-    raised), and the error a step fell back from (``"main content: ..."``, the
-    converter's), else None. ``root``: the page's tree (:func:`crawler.content.document.parse`),
-    if the caller has it; the main-content step changes it. Never raises for a page: each
-    step falls back."""
+    :func:`crawler.content.main.main_content`) or ``"page"`` (the whole page, tidied
+    the same way, :func:`crawler.content.main.whole_page`: with ``keep_boilerplate``,
+    when no main content was found, or when its selection raised), and the error a
+    step fell back from (``"main content: ..."``, the converter's), else None. ``root``:
+    the page's tree (:func:`crawler.content.document.parse`), if the caller has it; the
+    main-content step changes it. Never raises for a page: each step falls back."""
     error = None
     if not keep_boilerplate:
         try:
@@ -117,7 +117,13 @@ def page_markdown(
         if selected is not None:
             conversion = convert(selected, base, converter)
             return conversion, "main", conversion.error
-    conversion = convert(text, base, converter)
+        root = None  # the selection changed it: the whole page is parsed again
+    try:
+        page = whole_page(text, root)
+    except Exception as exc:  # the tidy step's bug must not lose the page either
+        page = text
+        error = "; ".join(e for e in (error, error_text("whole page", exc)) if e)
+    conversion = convert(page, base, converter)
     errors = [e for e in (error, conversion.error) if e is not None]
     return conversion, "page", "; ".join(errors) or None
 

@@ -7,7 +7,7 @@ Used by ``tests/test_convert.py`` and ``bench/fidelity.py``. What a converter dr
 design is dropped from the source first: ``script``, ``style``, ``template`` and
 ``noscript`` elements and HTML comments; an image counts as its ``alt`` text, an inline
 quotation (``q``) as its text in quotation marks (as a browser shows it), and a checkbox
-as a task list's ``[x]`` or ``[ ]``. Raw HTML
+that opens a list item as a task list's ``[x]`` or ``[ ]``. Raw HTML
 in the Markdown counts against it (:attr:`Fidelity.raw_html`): a reader renders it as
 markup, so a converter that passes its input through, or leaves ``<div>`` of the text
 unescaped, is not faithful however well the rendering matches.
@@ -120,8 +120,12 @@ def shape(html: str, base: str, rendered: bool = False) -> Shape:
             quote[-1].tail = (quote[-1].tail or "") + '"'
         else:
             quote.text += '"'
-    for box in list(root.iter("input")):  # a GFM task list item's box: [x] or [ ]
-        if (box.get("type") or "").lower() == "checkbox":
+    for box in list(root.iter("input")):  # a GFM task list item's box: [x] or [ ]; others show no text
+        parent = box.getparent()
+        task = (
+            parent is not None and parent.tag == "li" and box.getprevious() is None and not (parent.text or "").strip()
+        )
+        if task and (box.get("type") or "").lower() == "checkbox":
             _replace_with_text(box, "[x]" if box.get("checked") is not None else "[ ]")
     for image in list(root.iter("img")):
         alt = image.get("alt") or ""
