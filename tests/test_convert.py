@@ -83,6 +83,11 @@ FRAGMENTS = [
     ),
     ("<table><tr><th>h</th></tr><tr><td>1</td></tr></table>", "a data table kept", "| h |\n| --- |\n| 1 |"),
     ('<p>foo<a href="/x"> </a>bar</p>', "a blank link's space stays", "foo bar"),
+    (
+        "<pre>a\n<div class=v><a href=x>[docs]</a>def f():\n    pass</div>\n\n\nb</pre>",
+        "a block in pre adds no line",
+        "```\na\n[docs]def f():\n    pass\n\n\nb\n```",
+    ),
     ("<ul><li><input type=checkbox checked> done</li></ul>", "a task list's box stays", "- [x] done"),
     (
         "<code-example>x</code-example><p>Use `x` and\n1. more</p>",

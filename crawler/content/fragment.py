@@ -22,8 +22,9 @@ The steps, each a rule a reader of the Markdown would ask for:
    instead: a share button's "Share on Facebook"). An image whose ``src`` is a
    ``data:`` URL (an inline placeholder or icon, kilobytes of base64 in the Markdown) is
    replaced by its ``alt`` text.
-3. **A link in ``pre`` keeps only its text**: a fenced code block holds no link, and the
-   code stays byte for byte.
+3. **A link or a block in ``pre`` keeps only its text**: a fenced code block holds no
+   link, and a ``div`` there (Sphinx's viewcode blocks) made html-to-markdown add a line
+   break; the code stays byte for byte.
 4. **A layout table becomes blocks**: a table with a list, a definition list, a code
    block, a quotation, a heading or a table in a cell (a pipe table's row is one line:
    no converter can put them there) has its rows and cells made ``div`` elements, so
@@ -39,7 +40,8 @@ The steps, each a rule a reader of the Markdown would ask for:
    which its line breaks and inner emphasis break.
 
 Raises nothing; the fragment's text, apart from what steps 0 to 2 drop, is unchanged
-(a link inside ``pre`` is unwrapped whatever else it is, so code keeps every character).
+(a link or block inside ``pre`` is unwrapped whatever else it is, so code keeps every
+character).
 Linear in the fragment: the edits are applied at the end, one rebuild per parent.
 """
 
@@ -108,8 +110,8 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
             edits[link] = None
         elif not (link.text or "").strip() and _empty(link):
             edits[link] = " " if link.text_content() else ""  # its space stays
-    for pre in fragment.iter("pre"):
-        edits.update(dict.fromkeys(pre.iter("a")))  # None: unwrapped
+    for pre in fragment.iter("pre"):  # None: unwrapped
+        edits.update(dict.fromkeys(inner for inner in pre.iter("a", *_BLOCKS) if inner is not pre))
     for table in fragment.iter("table"):
         if any(block is not table for block in table.iter(*_CELL_BLOCKS)):
             _flatten(table)
