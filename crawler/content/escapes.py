@@ -63,7 +63,9 @@ _MARKS = {
     "~": "\ufdd9",
     "_": "\ufddc",
 }
-_ALL_MARKS = (*_MARKS.values(), _TAG_MARK, _CODE_MARK, "\ufddd")  # and _KEPT_BREAK
+#: Stands for a kept line break while the others become spaces.
+_KEPT_BREAK = "\ufddd"
+_ALL_MARKS = (*_MARKS.values(), _TAG_MARK, _CODE_MARK, _KEPT_BREAK)
 _CHARS = {stand_in: unescape(char) for char, stand_in in _MARKS.items()}
 
 _COMMON = (  # each branch opens with a character, so the scan skips to the candidates
@@ -85,8 +87,6 @@ _CODE_TAGS = {name: re.compile(r"(?i)<(/?)" + name + r"(?=[\s/>])") for name in 
 _TAG = re.compile(r"(<[^>]*>)")
 #: The whitespace between two tags that holds a line break: kept as a line break.
 _BETWEEN_TAGS = re.compile(r"\ufdd6[ \t\r\n]*[\r\n][ \t\r\n]*(?=\ufdd6)")
-#: Stands for a kept line break while the others become spaces.
-_KEPT_BREAK = "\ufddd"
 #: A stand-in in the Markdown.
 _MARKED = re.compile("[" + "".join(_MARKS.values()) + "]")
 
