@@ -26,7 +26,7 @@ import os
 import sys
 import time
 
-from crawler.content.convert import CONVERTERS, DEFAULT_CONVERTER, convert
+from crawler.content.convert import CONVERTERS, DEFAULT_CONVERTER
 from crawler.content.document import parse
 from crawler.content.links import LINK_ATTRIBUTES, effective_base, extract, link_targets, links_of
 from crawler.content.neardup import simhash
@@ -132,7 +132,9 @@ def main() -> int:
                 args.rounds,
             )
     rows[f"(compare) markdown of the whole page ({DEFAULT_CONVERTER}, --keep-boilerplate)"] = best_ms_per_page(
-        lambda item: convert(item[1], effective_base(item[0], item[2])), pages, args.rounds
+        lambda item: page_markdown(item[1], effective_base(item[0], item[2]), keep_boilerplate=True, root=item[3]),
+        fresh_trees,
+        args.rounds,
     )
     try:
         from bs4 import SoupStrainer
