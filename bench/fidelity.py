@@ -4,7 +4,7 @@ For every page of each corpus: the crawler's main content (the HTML fragment a c
 converts: :func:`crawler.content.main.main_content`, else the whole page, tidied the same
 way: :func:`crawler.content.main.whole_page`), converted by
 each converter (:mod:`crawler.content.convert`), rendered back to HTML by markdown-it-py
-(CommonMark and pipe tables) and compared with the fragment
+(CommonMark, pipe tables and strikethrough) and compared with the fragment
 (:mod:`tests.helpers.fidelity`): the words in order, headings, lists, table rows and
 cells, ``<pre>`` blocks byte for byte, inline code, link texts and targets.
 

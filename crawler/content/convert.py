@@ -68,8 +68,9 @@ def html_to_markdown_markdown(html: str, base: str) -> str:
     """Markdown of ``html`` by html-to-markdown: links and images made absolute against
     ``base`` (the page's effective base URL), ATX headings, ``-`` bullets, fenced code, no
     wrapping, no metadata block, no clean-up of its own; ``*`` in text escaped, ``_``
-    where it could be emphasis (``__init__`` is not bold), the other escapes only where CommonMark needs them (a
-    line's start, link text, code spans, and what :mod:`crawler.content.escapes` marks);
+    where it could be emphasis (``__init__`` is not bold), the other escapes only where
+    CommonMark needs them (a line's start, link text, code spans, and what
+    :mod:`crawler.content.escapes` marks);
     the content of hidden tab panels and ``details`` kept (``hidden_content="reachable"``);
     table cells not padded to a column width (``| a | 1 |``); no abbreviation expanded, no
     quotation's ``cite`` URL or ``==highlight==`` added."""
