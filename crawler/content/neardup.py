@@ -42,8 +42,6 @@ _MASK64 = (1 << BITS) - 1
 # Markdown link or image target: "](url)" or "](url "title")", and bare <http...> links.
 _LINK_TARGET = re.compile(r"\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:\s+\"[^\"]*\")?\)|<https?://[^>\s]*>")
 _WORD = re.compile(r"\w+")
-#: ``_BIT_OF[i]``: a ``bytes.translate`` table mapping each byte to its bit ``i`` (0 or 1).
-_BIT_OF = tuple(bytes(value >> bit & 1 for value in range(256)) for bit in range(8))
 
 
 def features(text: str, shingle_words: int = SHINGLE_WORDS, strip_links: bool = True) -> list[bytes]:
@@ -70,12 +68,14 @@ def simhash_of_features(items: Iterable[bytes]) -> int:
     """
     digests = b"".join(map(xxhash.xxh3_64_digest, items))  # big-endian, 8 bytes each
     count = len(digests) // 8
+    # per bit of a byte, an int whose `count` bytes are all that bit alone
+    masks = [int.from_bytes(bytes((1 << bit,)) * count) for bit in range(8)]
     result = 0
-    for position in range(8):  # byte `position` of each digest
-        column = digests[position::8]
+    for position in range(8):  # byte `position` of each digest, as one int
+        column = int.from_bytes(digests[position::8])
         shift = (7 - position) * 8
-        for bit in range(8):  # the digests with this bit set, counted in C
-            if 2 * column.translate(_BIT_OF[bit]).count(1) > count:
+        for bit in range(8):  # the digests with this bit set: a popcount of the masked column
+            if 2 * (column & masks[bit]).bit_count() > count:
                 result |= 1 << (shift + bit)
     return result
 
