@@ -104,7 +104,9 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
             edits[button] = ""
     for link in fragment.iter("a"):
         href = link.get("href")
-        if (link.get("class") or _CONTROL_HREF.search(href or "")) and _is_control(link, href or ""):
+        classes = link.get("class")
+        leads_to_control = href is not None and _CONTROL_HREF.search(href) is not None
+        if (classes or leads_to_control) and _is_control(link, href or "", classes or "", leads_to_control):
             edits[link] = ""
         elif href is None or href.strip().lower().startswith("javascript:"):
             edits[link] = None
@@ -126,22 +128,21 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     _apply(edits)
 
 
-def _is_control(link: lxml.html.HtmlElement, href: str) -> bool:
+def _is_control(link: lxml.html.HtmlElement, href: str, classes: str, leads_to_control: bool) -> bool:
     """A permalink or an "Edit"/"View source"/"Skip to content" link (step 0): its
-    ``href`` and class are read first, its text (dearer) only where they are a control's."""
-    classes = (link.get("class") or "").lower().split()
-    if "headerlink" in classes:
+    ``href`` and ``classes`` (its class attribute) are read first, its text (dearer) only
+    where they are a control's; ``leads_to_control``: ``href`` matches
+    :data:`_CONTROL_HREF`."""
+    tokens = classes.lower().split()
+    if "headerlink" in tokens:
         return True
-    if href.startswith("#") and ("permalink" in (link.get("title") or "").lower() or "anchor" in " ".join(classes)):
+    if href.startswith("#") and ("permalink" in (link.get("title") or "").lower() or "anchor" in classes.lower()):
         if link.text_content().strip() in _PERMALINK_TEXT:
             return True
-    text = None
-    for name, where in _CONTROLS:
-        if where.search(href):
-            text = link.text_content().strip() if text is None else text
-            if name.fullmatch(text):
-                return True
-    return False
+    if not leads_to_control:
+        return False
+    text = link.text_content().strip()
+    return any(where.search(href) and name.fullmatch(text) for name, where in _CONTROLS)
 
 
 def _apply(edits: dict[lxml.html.HtmlElement, str | None]) -> None:
