@@ -743,6 +743,9 @@ BASES = st.sampled_from(
     [
         None,
         "http://h/a/b?q",
+        "http://h/a/c#z",  # the directory of the one above: the memo's href level hits
+        "http://h/a/",
+        "HTTP://h/a/b?r",
         "https://Ex.com:443/d/",
         "http://h",
         "ftp://h/x",

@@ -448,20 +448,29 @@ class RequestUrlMemo:
     """:func:`request_url` of an href on a page, the same value, remembered: call it as
     ``memo(url, base)``.
 
-    Steps 1-2 (clean-up and resolution) run for every call; steps 3-9 once per resolved
-    URL, whatever its fragment (only step 9 reads the fragment, and it drops it): a
-    site's pages link to the same pages (its navigation, its index), so most of a page's
-    links were resolved on an earlier page. A fetcher process keeps one. Thread-safe (one
-    dict operation at a time).
+    Two levels, both exact:
+
+    * an href that is a path, an absolute path or an http(s) URL (no other scheme, no
+      leading query or fragment, no space or control at either end) is looked up as
+      written up to its fragment, with the part of the base its resolution reads (RFC 3986 5.2.2-5.2.3: scheme,
+      authority and the base path up to its last ``/``), so the same ``../index.html``
+      on every page of a folder runs no step at all;
+    * otherwise steps 1-2 (clean-up and resolution) run, and steps 3-9 once per resolved
+      URL, whatever its fragment (only step 9 reads the fragment, and it drops it).
+
+    A site's pages link to the same pages (its navigation, its index), so most of a
+    page's links were resolved on an earlier page. A fetcher process keeps one.
+    Thread-safe (one dict operation at a time).
 
     Args:
-        max_entries: resolved URLs remembered at most; the memo starts over when full
-            (32,768 entries: a few MiB).
+        max_entries: resolved URLs (and, apart, hrefs) remembered at most; each level
+            starts over when full (32,768 entries: a few MiB).
     """
 
     def __init__(self, max_entries: int = 32_768) -> None:
         self.max_entries = max_entries
         self._sent: dict[tuple[str | None, str | None, str, str | None], str | None] = {}
+        self._by_href: dict[tuple[str, tuple[str | None, str | None, str]], str | None] = {}
 
     def __len__(self) -> int:
         return len(self._sent)
@@ -469,6 +478,21 @@ class RequestUrlMemo:
     def __call__(self, url: str, base: str | None = None) -> str | None:
         if not isinstance(url, str) or not isinstance(base, (str, type(None))):
             return None
+        href = url.partition("#")[0]  # the request URL has no fragment
+        directory = _directory(href, base)
+        if directory is not None:
+            try:
+                return self._by_href[href, directory]
+            except KeyError:
+                pass
+        sent = self._resolved(url, base)
+        if directory is not None:
+            if len(self._by_href) >= self.max_entries:
+                self._by_href.clear()
+            self._by_href[href, directory] = sent
+        return sent
+
+    def _resolved(self, url: str, base: str | None) -> str | None:
         parts = _resolve_parts(clean_reference(url), base)
         if parts is None:
             return None
@@ -482,6 +506,25 @@ class RequestUrlMemo:
             self._sent.clear()
         self._sent[key] = sent
         return sent
+
+
+#: An href with no scheme: its first segment holds no ``:`` (RFC 3986 4.2).
+_NO_SCHEME = re.compile(r"[^:/?#]*(?:[/?#]|\Z)")
+
+
+def _directory(url: str, base: str | None) -> tuple[str | None, str | None, str] | None:
+    """What of ``base`` the resolution of ``url`` reads, if that is no more than its
+    scheme, authority and path up to the last ``/``: ``url`` is a path or an absolute
+    path (no leading ``?`` or ``#``, which read the whole base path or query, and no
+    character step 1 strips at either end), or an http(s) URL. Else ``None``."""
+    if base is None or not url or url[0] in "#?" or url[0] <= " " or url[-1] <= " ":
+        return None
+    if _NO_SCHEME.match(url) is None and not url.startswith(("http://", "https://")):
+        return None  # another scheme, or WHATWG's "http:?q", relative to the whole base
+    b = _base_parts(base)
+    if b is None:
+        return None
+    return (b.scheme, b.authority, b.path[: b.path.rfind("/") + 1])
 
 
 def normalize(url: str, base: str | None = None) -> str | None:
