@@ -104,9 +104,10 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
             edits[button] = ""
     for link in fragment.iter("a"):
         href = link.get("href")
-        classes = link.get("class")
+        classes = link.get("class") or ""
         leads_to_control = href is not None and _CONTROL_HREF.search(href) is not None
-        if (classes or leads_to_control) and _is_control(link, href or "", classes or "", leads_to_control):
+        maybe_permalink = "headerlink" in classes or (href or "").startswith("#")
+        if (leads_to_control or maybe_permalink) and _is_control(link, href or "", classes, leads_to_control):
             edits[link] = ""
         elif href is None or href.strip().lower().startswith("javascript:"):
             edits[link] = None
