@@ -104,10 +104,10 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
             edits[button] = ""
     for link in fragment.iter("a"):
         href = link.get("href")
-        classes = link.get("class") or ""
+        class_names = link.get("class") or ""
         leads_to_control = href is not None and _CONTROL_HREF.search(href) is not None
-        maybe_permalink = "headerlink" in classes or (href or "").startswith("#")
-        if (leads_to_control or maybe_permalink) and _is_control(link, href or "", classes, leads_to_control):
+        maybe_permalink = "headerlink" in class_names or (href or "").startswith("#")
+        if (leads_to_control or maybe_permalink) and _is_control(link, href or "", class_names, leads_to_control):
             edits[link] = ""
         elif href is None or href.strip().lower().startswith("javascript:"):
             edits[link] = None
