@@ -1,0 +1,141 @@
+"""Boilerplate inside a page's main content: the blocks a region holds that name
+themselves as something other than its text, dropped in place.
+
+A ``main`` landmark, an ``article`` or the region an extractor chose
+(:mod:`crawler.content.main`) often wraps more than the text: a news site's ``main``
+holds the share bar, the author box and the comment form under the story. The region
+is kept; :func:`prune` drops inside it:
+
+1. **Blocks named boilerplate**: a container (:data:`CONTAINERS`) whose ``class`` or
+   ``id`` names a kind of boilerplate (:data:`BOILERPLATE`: comments and their form,
+   sharing, related or recommended stories, newsletters, breadcrumbs, pagination,
+   widgets, advertising and sponsoring, ratings, author boxes and bylines, tags, meta
+   lines, copyright and credits, paywall notices): the words Readability (Mozilla's
+   ``unlikelyCandidates``) and trafilatura (``OVERALL_DISCARD_XPATH``) look for, each
+   matched as a part of a class or id token.
+2. **Forms** (a comment or newsletter form; the labels around its controls are not the
+   text) and **footers** (HTML standard 4.3.9: a section's footer holds "who wrote it,
+   links to related documents, copyright data").
+
+A block is never dropped when it holds :data:`MAX_SHARE` or more of the region's text
+(a wrapper named ``post-with-comments`` holds the post) or holds an ``h1`` (the
+text's title), and nothing inside ``pre`` or ``code`` is looked at. An ``id`` that is
+the slug of the heading opening the block names a section of the text, not a kind of
+block (docutils writes ``<section id="buffer-related-functions">``) and is not read; a
+token of :data:`SLUG_PARTS` parts or more is a slug too, and docutils' sidebar
+directive is the text's. What
+is dropped goes with its content; its tail text stays.
+
+Raises nothing.
+"""
+
+from __future__ import annotations
+
+import re
+
+import lxml.etree as ET
+import lxml.html
+
+__all__ = ["prune", "BOILERPLATE", "CONTAINERS", "MAX_SHARE"]
+
+#: Words that name boilerplate in a ``class`` or ``id``, case-insensitively, as a whole
+#: part of a token: parts are cut at ``-``, ``_``, digits and where a lower-case letter
+#: meets an upper-case one (``shareBar``, ``comment-respond``; not ``padding``, ``loads``).
+#: A word that describes a block instead of naming it does not count: a BEM modifier
+#: (after ``--``: ``Section--Ads``), after ``has-``, ``with-`` or ``no-`` (``has-sidebar``),
+#: or before ``-layout`` or ``-title``. ``widget`` counts at a token's start only (WordPress's
+#: ``widget_text``; page builders call every block of the text ``elementor-widget``).
+#: ``teaser`` is not a word here: German CMSs name an article's lead paragraph so.
+BOILERPLATE = re.compile(
+    r"(?:^|(?<=[\s_])|(?<=[^-]-)|(?-i:(?<=[a-z])(?=[A-Z])))(?<!has-)(?<!with-)(?<!no-)(?:"
+    r"comments?|commentlist|respond|reply|replies|disqus|akismet"
+    r"|share|sharing|shariff|social|sociable"
+    r"|related\w*|recommend(?:ed|ations?)?|read-?next|more-?(?:stories|articles|news)|most-?(?:read|popular)"
+    r"|newsletter|subscribe|subscription|signup"
+    r"|breadcrumbs?|pagination|pager"
+    r"|(?<![^\s])widgets?|sidebar"
+    r"|ads?|advert(?:s|isement|ising)?|sponsor(?:s|ed)?|promos?|promotions?|outbrain|taboola"
+    r"|ratings?|authors?|author-?(?:bio|box|info|section)|contributor-?bio|byline"
+    r"|meta|tags|tag-?list|copyright|credits?|paywall"
+    r")(?=$|[\s\d_]|-(?!layout|title)|(?-i:(?<=[a-z])[A-Z]))",
+    re.IGNORECASE,
+)
+#: The elements step 1 reads the names of: blocks that hold other content (a ``dt``
+#: named ``c.Py_GetCopyright`` is an API entry, a ``span`` a word or an anchor).
+CONTAINERS = frozenset(("div", "section", "aside", "ul", "ol", "nav", "header", "p", "table", "figure"))
+#: A class or id token of this many ``-``-joined parts or more is a title's slug, not a
+#: name (docutils: ``admonition-you-can-t-share-pickles-between-versions``).
+SLUG_PARTS = 4
+#: docutils' sidebar directive (``aside.sidebar`` opening with ``p.sidebar-title``) is
+#: part of the text.
+_DOCUTILS_SIDEBAR = "sidebar"
+#: Share of the region's text at or above which a block is the text's own wrapper.
+MAX_SHARE = 0.5
+_DROPPED_TAGS = frozenset(("form", "footer"))
+_CODE = frozenset(("pre", "code"))
+_HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+_SLUG_WORD = re.compile(r"[^\W_]+")
+#: A heading's section number (Sphinx: "5.3.4. "), not part of its slug.
+_SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)*\.\s+")
+
+
+def prune(region: lxml.html.HtmlElement) -> None:
+    """Drop the boilerplate blocks inside ``region``, in place (the module docstring)."""
+    total = _length(region)
+    if not total:
+        return
+    doomed = []
+    stack = [child for child in region if isinstance(child.tag, str)]
+    while stack:
+        element = stack.pop()
+        if element.tag in _CODE:
+            continue
+        named = element.tag in _DROPPED_TAGS or (element.tag in CONTAINERS and _named_boilerplate(element))
+        if named and _length(element) < MAX_SHARE * total and next(element.iter("h1"), None) is None:
+            doomed.append(element)
+        else:
+            stack.extend(child for child in element if isinstance(child.tag, str))
+    for element in doomed:
+        element.drop_tree()
+
+
+def _named_boilerplate(element: lxml.html.HtmlElement) -> bool:
+    """Whether ``element``'s class, or its id unless a heading opens it, names
+    boilerplate (slugs of titles aside)."""
+    names = element.get("class") or ""
+    identifier = element.get("id")
+    if identifier and not _slug_of_heading(element, identifier):
+        names = f"{names} {identifier}"
+    tokens = names.split()
+    if not tokens or (_DOCUTILS_SIDEBAR in tokens and element.find("p[@class='sidebar-title']") is not None):
+        return False
+    return any(BOILERPLATE.search(token) for token in tokens if token.count("-") < SLUG_PARTS)
+
+
+def _slug_of_heading(element: lxml.html.HtmlElement, identifier: str) -> bool:
+    """Whether ``identifier`` is the slug of the heading that opens ``element`` (its first
+    child that shows text, empty anchors such as docutils' ``<span id="comments"></span>``
+    passed over): the heading's words, after its section number ("5.3.4. The meta
+    path"), lower-cased and joined by ``-``, the whole id or its end (Django's
+    ``s-comments``). A comment section's ``id="comments"`` opened by "2 comments" is a
+    name."""
+    if (element.text or "").strip():
+        return False
+    for child in element:
+        if not isinstance(child.tag, str):
+            continue
+        if child.tag in _HEADINGS:
+            title = _SECTION_NUMBER.sub("", _text(child).strip())
+            slug = "-".join(_SLUG_WORD.findall(title.lower()))
+            return bool(slug) and (identifier == slug or identifier.endswith("-" + slug))
+        if _length(child) or (child.tail or "").strip():
+            return False
+    return False
+
+
+def _text(element: lxml.html.HtmlElement) -> str:
+    return ET.tostring(element, method="text", encoding="unicode", with_tail=False)
+
+
+def _length(element: lxml.html.HtmlElement) -> int:
+    return len(_text(element).strip())

@@ -1,0 +1,145 @@
+"""Boilerplate inside the main content (crawler/content/prune.py), and the region's
+clean-up of what the extractor left out (crawler/content/main.py, step 4)."""
+
+from __future__ import annotations
+
+import lxml.html
+import pytest
+
+from crawler.content.prune import BOILERPLATE, prune
+from crawler.engine.worker import page_markdown
+
+BASE = "http://h/news/story.html"
+P1 = "The council voted on Tuesday to keep the old library open for another ten years at least."
+P2 = "Its reading room, built in 1911, will be restored first, and the archive moves to the cellar."
+
+
+def md(html: str) -> tuple[str, str]:
+    """(Markdown by the default converter, what was converted), as a crawl writes it."""
+    conversion, kind, error = page_markdown(html, BASE)
+    assert error is None
+    return conversion.markdown, kind
+
+
+@pytest.mark.parametrize(
+    ("names", "named"),
+    [
+        ("comment-respond", True),
+        ("comments-area", True),
+        ("shareBar", True),  # a case change cuts the parts
+        ("post-share", True),
+        ("related-posts", True),
+        ("relatedlinks", True),
+        ("widget widget_text", True),
+        ("ads-box", True),
+        ("entry-meta", True),
+        ("author-bio", True),
+        ("padding", False),  # "ad" inside a word
+        ("loads", False),
+        ("headline", False),
+        ("Section--Ads", False),  # a BEM modifier describes the block
+        ("o-section--has-ads", False),
+        ("no-sidebar", False),
+        ("c-fixed-sidebar-layout", False),
+        ("sidebar-title", False),
+        ("elementor-widget", False),  # a page builder's every block
+        ("node-promoted", False),
+        ("article-teaser", False),  # a German CMS's lead paragraph
+    ],
+)
+def test_boilerplate_words_are_whole_parts_of_a_name(names, named):
+    assert (BOILERPLATE.search(names) is not None) is named
+
+
+def test_a_news_article_loses_its_share_bar_author_box_related_list_and_comments():
+    html = (
+        "<html><body><main><article><h1>Library stays open</h1>"
+        "<div class='share-buttons'><a href='https://x.example/s'>Share</a> <a href='mailto:'>Mail</a></div>"
+        f"<p>{P1}</p><p>{P2}</p>"
+        "<div class='author-box'><p>Ann Lee writes about the city for the paper.</p></div>"
+        "</article>"
+        "<section class='related-articles'><h2>Read more</h2><ul><li><a href='/a'>Bridge closes</a></li>"
+        "<li><a href='/b'>New mayor</a></li></ul></section>"
+        "<div id='comments'><h3>2 comments</h3><p>Great news, finally!</p></div>"
+        "<form id='commentform'><label>Your comment</label><textarea></textarea></form>"
+        "</main><footer>Copyright 2024 The Paper</footer></body></html>"
+    )
+    assert md(html) == (f"# Library stays open\n\n{P1}\n\n{P2}", "main")
+
+
+def test_a_blog_post_keeps_its_text_table_code_and_quotation_and_loses_its_meta_and_tags():
+    html = (
+        "<html><body><div id='page'><div class='site-title'><a href='/'>A blog</a></div>"
+        "<main><div class='post'><h1>Counting words</h1>"
+        "<p class='post-meta'>Posted on 3 May by Bo</p>"
+        f"<p>{P1}</p><pre>wc -w story.txt</pre>"
+        "<table><tr><th>file</th><th>words</th></tr><tr><td>story.txt</td><td>120</td></tr></table>"
+        f"<blockquote><p>{P2}</p></blockquote>"
+        "<div class='tags'><a href='/t/unix'>unix</a> <a href='/t/text'>text</a></div>"
+        "<footer class='entry-footer'>Filed under Tools</footer>"
+        "</div></main></div></body></html>"
+    )
+    assert md(html) == (
+        f"# Counting words\n\n{P1}\n\n```\nwc -w story.txt\n```\n\n| file | words |\n| --- | --- |\n"
+        f"| story.txt | 120 |\n\n> {P2}",
+        "main",
+    )
+
+
+def test_a_docs_page_keeps_sections_named_after_their_headings_and_docutils_sidebars():
+    # docutils writes a section's id from its heading, an admonition's class from its
+    # title and a sidebar directive as aside.sidebar: all of it is the text
+    html = (
+        "<html><body><div role='main'><section id='buffer-related-functions'><h2>Buffer-related"
+        f" functions</h2><p>{P1}</p></section>"
+        "<div class='section' id='s-comments'><span id='comments'></span><h2>Comments</h2>"
+        f"<p>{P2}</p></div>"
+        "<div class='admonition-you-can-t-share-pickles-between-versions admonition'>"
+        "<p class='admonition-title'>Pickles</p><p>Do not share them.</p></div>"
+        "<aside class='sidebar'><p class='sidebar-title'>Aside</p><p>A sidebar of the text.</p></aside>"
+        "</div></body></html>"
+    )
+    assert md(html) == (
+        f"## Buffer-related functions\n\n{P1}\n\n## Comments\n\n{P2}\n\nPickles\n\nDo not share them.\n\n"
+        "Aside\n\nA sidebar of the text.",
+        "main",
+    )
+
+
+def test_a_wrapper_holding_most_of_the_text_or_the_title_stays_whatever_its_name():
+    html = (
+        "<main><div class='post-with-comments'>"
+        f"<p>{P1}</p><p>{P2}</p></div><div class='social'><h1>The title</h1><p>short</p></div></main>"
+    )
+    region = lxml.html.fromstring(html)
+    prune(region)
+    assert [el.get("class") for el in region] == ["post-with-comments", "social"]
+
+
+def test_code_inside_the_region_is_not_looked_into():
+    region = lxml.html.fromstring(
+        f"<main><p>{P1}</p><pre><span class='comment'># note</span>\nx = 1</pre>"
+        "<code><span class='share'>share()</span></code></main>"
+    )
+    prune(region)
+    assert region.text_content() == f"{P1}# note\nx = 1share()"
+
+
+def test_without_a_landmark_blocks_the_extractor_left_out_go_unless_notes_or_structure():
+    # trafilatura's text has the paragraphs and leaves out the timestamp (its own rule,
+    # not a name prune knows), the note and the list of links: the timestamp and the
+    # list go; the note, the table and the heading stay
+    html = (
+        "<html><body><div class='menu'><a href='/'>Home</a> | <a href='/b'>Blog</a></div>"
+        "<div class='story'><h1>Library stays open</h1><div class='timestamp'>12.03.2024</div>"
+        f"<p>{P1}</p><aside class='note'><p>Opening hours change in May.</p></aside><p>{P2}</p>"
+        "<table><tr><th>year</th><th>visitors</th></tr><tr><td>2023</td><td>41,000</td></tr></table>"
+        "<ul><li><a href='/x'>Bridge closes after storm damage</a></li><li><a href='/y'>New mayor sworn"
+        " in</a></li></ul></div></body></html>"
+    )
+    markdown, kind = md(html)
+    assert kind == "main"
+    assert "12.03.2024" not in markdown and "Bridge closes" not in markdown
+    assert markdown.startswith(f"# Library stays open\n\n{P1}")
+    for kept in ("Opening hours change in May.", P2, "| 2023 | 41,000 |"):
+        assert kept in markdown
