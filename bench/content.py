@@ -4,6 +4,7 @@ Usage:
     .venv/bin/python bench/content.py [--root /usr/share/doc/python3.11/html] [--rounds 2]
     .venv/bin/python bench/content.py --compare [--root DIR]   # the extractor comparison
     .venv/bin/python bench/content.py --sizes   # selection time of one big page, by size
+    .venv/bin/python bench/content.py --devset [--limit N]   # precision/recall on the dev set
     (BENCH_QUICK=1: one round; results also in bench/results/content.json)
 
 Reads every ``.html`` file under ``--root`` into memory, then times (process CPU, best of
@@ -18,6 +19,19 @@ every page: share of its words found (multiset), of its ``p``/``pre``/``h1-h6``/
 link-dense pages (link text over half the main element's text), the share of words outside
 the main element that survive (nav), the Markdown code blocks, tables, headings and links
 kept, and CPU ms per page of the selection (results in bench/results/content_compare.json).
+
+``--devset`` scores main content on the extraction dev set
+(``../shared/datasets/extraction-dev/``, unpacked into ``.cache/``): for each page, each of its
+``with`` snippets found in the output is a true positive, each missing one a false
+negative, each of its ``without`` snippets found a false positive; precision, recall and
+F1 over the totals. Snippets and output are compared with runs of whitespace as one
+space, after Markdown link targets (``](...)`` -> ``]``), ``**``/``__`` and backslash
+escapes are removed from the output. Contenders, in one process, one page at a time:
+the crawler's Markdown as a crawl writes it (``page_markdown``), trafilatura 2.x
+``extract(output_format="markdown", include_links, include_tables,
+include_formatting)``, and html2text on the whole page; with the median and mean thread
+CPU per page, and those of the crawler's selection alone (``main_content``, no Markdown)
+(results in bench/results/content_devset.json).
 
 ``--sizes`` times the selection of one page without a landmark, made of ``<div><p>``
 paragraphs, at 0.3, 1 and 2 MB of HTML: below ``crawler.content.main.MAX_EXTRACT_CHARS`` the
@@ -183,15 +197,118 @@ def sizes() -> int:
     return 0
 
 
+_LINK_TARGET = re.compile(r"\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+
+def _snippet_text(markdown: str) -> str:
+    """The output as the dev-set metric reads it (the module docstring)."""
+    text = _ESCAPE.sub(r"\1", _LINK_TARGET.sub("]", markdown).replace("**", "").replace("__", ""))
+    return " ".join(text.split())
+
+
+def _crawler_markdown(html: str, url: str) -> str:
+    from crawler.engine.worker import page_markdown
+
+    return page_markdown(html, url)[0].markdown
+
+
+def _trafilatura_markdown(html: str, url: str) -> str:
+    import trafilatura
+
+    return (
+        trafilatura.extract(
+            html,
+            url=url,
+            output_format="markdown",
+            include_links=True,
+            include_tables=True,
+            include_formatting=True,
+        )
+        or ""
+    )
+
+
+def _html2text_whole(html: str, url: str) -> str:
+    from crawler.engine.worker import page_markdown
+
+    return page_markdown(html, url, keep_boilerplate=True, converter="html2text")[0].markdown
+
+
+def devset(limit: int | None) -> int:
+    from fidelity import CACHE, corpus_pages  # unpacks the dev set on first use
+
+    corpus_pages("extraction-dev", 1)
+    with open(os.path.join(CACHE, "truth.json"), encoding="utf-8") as f:
+        truth = json.load(f)
+    pages = []
+    for url, case in sorted(truth.items())[:limit]:
+        with open(os.path.join(CACHE, "pages", case["file"]), "rb") as f:
+            pages.append((url, decode_html(f.read(), "text/html")[0], case))
+    contenders = {
+        "crawler (main content, html-to-markdown)": _crawler_markdown,
+        "trafilatura markdown": _trafilatura_markdown,
+        "html2text, whole page": _html2text_whole,
+    }
+    out: dict = {"pages": len(pages), "contenders": {}}
+    print(f"{len(pages)} dev-set pages: precision, recall, F1; thread CPU ms per page")
+    for name, convert in contenders.items():
+        found = missed = wrong = 0
+        times = []
+        for url, html, case in pages:
+            started = time.thread_time()
+            text = _snippet_text(convert(html, url))
+            times.append((time.thread_time() - started) * 1000)
+            hits = sum(" ".join(s.split()) in text for s in case["with"])
+            found, missed = found + hits, missed + len(case["with"]) - hits
+            wrong += sum(" ".join(s.split()) in text for s in case["without"])
+        precision = found / (found + wrong) if found + wrong else 0.0
+        recall = found / (found + missed) if found + missed else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        times.sort()
+        median, mean = times[len(times) // 2], sum(times) / len(times)
+        print(f"  {name:<42} P {precision:.3f}  R {recall:.3f}  F1 {f1:.3f}  median {median:6.1f}  mean {mean:6.1f}")
+        out["contenders"][name] = {
+            "precision": round(precision, 4),
+            "recall": round(recall, 4),
+            "f1": round(f1, 4),
+            "true_positives": found,
+            "false_negatives": missed,
+            "false_positives": wrong,
+            "median_ms": round(median, 2),
+            "mean_ms": round(mean, 2),
+        }
+    times = []
+    for _url, html, _case in pages:  # the selection alone, without the Markdown
+        started = time.thread_time()
+        main_content(html)
+        times.append((time.thread_time() - started) * 1000)
+    times.sort()
+    out["selection_ms"] = {"median": round(times[len(times) // 2], 2), "mean": round(sum(times) / len(times), 2)}
+    print(
+        f"  {'selection alone (crawler.content.main)':<42} {'':36} median {times[len(times) // 2]:6.1f}  "
+        f"mean {sum(times) / len(times):6.1f}"
+    )
+    results = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+    os.makedirs(results, exist_ok=True)
+    with open(os.path.join(results, "content_devset.json"), "w") as f:
+        json.dump(out, f, indent=1)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default="/usr/share/doc/python3.11/html")
     parser.add_argument("--rounds", type=int, default=1 if os.environ.get("BENCH_QUICK") else 2)
     parser.add_argument("--compare", action="store_true", help="compare the extractors instead")
     parser.add_argument("--sizes", action="store_true", help="time one big page by size instead")
+    parser.add_argument("--devset", action="store_true", help="score main content on the extraction dev set")
+    parser.add_argument("--limit", type=int, default=None, help="--devset: the first N pages only")
     args = parser.parse_args()
     if args.sizes:
         return sizes()
+    if args.devset:
+        return devset(args.limit)
     pages = load(args.root)
     if not pages:
         print(f"content: no .html files under {args.root}", file=sys.stderr)
