@@ -5,6 +5,7 @@ Usage:
     .venv/bin/python bench/content.py --compare [--root DIR]   # the extractor comparison
     .venv/bin/python bench/content.py --sizes   # selection time of one big page, by size
     .venv/bin/python bench/content.py --devset [--limit N]   # precision/recall on the dev set
+    .venv/bin/python bench/content.py --repeats [--root DIR]   # lines repeated across a site
     (BENCH_QUICK=1: one round; results also in bench/results/content.json)
 
 Reads every ``.html`` file under ``--root`` into memory, then times (process CPU, best of
@@ -32,6 +33,13 @@ the crawler's Markdown as a crawl writes it (``page_markdown``), trafilatura 2.x
 include_formatting)``, and html2text on the whole page; with the median and mean thread
 CPU per page, and those of the crawler's selection alone (``main_content``, no Markdown)
 (results in bench/results/content_devset.json).
+
+``--repeats`` converts every page of ``--root`` with its ``role="main"`` attribute
+deleted (so no page has a landmark), in path order as one fetcher would, twice: without
+and with the site's repeated text blocks dropped (:mod:`crawler.content.repeats`, one
+``SiteBlocks`` for the site), and counts the Markdown lines (stripped, non-empty) that
+appear on more than half of the pages, and the pages' Markdown characters
+(results in bench/results/content_repeats.json).
 
 ``--sizes`` times the selection of one page without a landmark, made of ``<div><p>``
 paragraphs, at 0.3, 1 and 2 MB of HTML: below ``crawler.content.main.MAX_EXTRACT_CHARS`` the
@@ -296,6 +304,32 @@ def devset(limit: int | None) -> int:
     return 0
 
 
+def repeats(root: str) -> int:
+    from crawler.content.repeats import SiteBlocks
+    from crawler.engine.worker import page_markdown
+
+    pages = [(url, ROLE_MAIN.sub(" ", html)) for url, html in load(root)]
+    out: dict = {"root": root, "pages": len(pages)}
+    print(f"{len(pages)} pages under {root}, role=main removed, in path order")
+    for name, blocks in (("without repeated-block removal", None), ("with repeated-block removal", SiteBlocks())):
+        lines: collections.Counter[str] = collections.Counter()
+        chars = 0
+        for url, html in pages:
+            markdown = page_markdown(html, url, site="http://127.0.0.1", blocks=blocks)[0].markdown
+            chars += len(markdown)
+            lines.update({line.strip() for line in markdown.splitlines() if line.strip()})
+        common = sorted(line for line, count in lines.items() if count > len(pages) / 2)
+        print(f"  {name:<32} lines on over half the pages: {len(common):3d}  Markdown characters: {chars:,}")
+        for line in common[:10]:
+            print(f"      {line[:100]}")
+        out[name] = {"lines_on_over_half": common, "markdown_chars": chars}
+    results = os.path.join(os.path.dirname(os.path.abspath(__file__)), "results")
+    os.makedirs(results, exist_ok=True)
+    with open(os.path.join(results, "content_repeats.json"), "w") as f:
+        json.dump(out, f, indent=1)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default="/usr/share/doc/python3.11/html")
@@ -304,11 +338,14 @@ def main() -> int:
     parser.add_argument("--sizes", action="store_true", help="time one big page by size instead")
     parser.add_argument("--devset", action="store_true", help="score main content on the extraction dev set")
     parser.add_argument("--limit", type=int, default=None, help="--devset: the first N pages only")
+    parser.add_argument("--repeats", action="store_true", help="count lines repeated across the site")
     args = parser.parse_args()
     if args.sizes:
         return sizes()
     if args.devset:
         return devset(args.limit)
+    if args.repeats:
+        return repeats(args.root)
     pages = load(args.root)
     if not pages:
         print(f"content: no .html files under {args.root}", file=sys.stderr)

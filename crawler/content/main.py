@@ -48,6 +48,9 @@ The rule, in order:
    (its output had turned a code block into a one-line quote, dropped a table and the
    headings, and nested ``code`` in ``code``), while inside the region everything is
    kept.
+   Before steps 3 and 4, when the caller gives the page's site and its counts, the
+   text blocks the body repeats from more than half of the site's pages go
+   (:mod:`crawler.content.repeats`: footers, "subscribe" boxes no class names).
 5. **Fall-back**: ``None`` (convert the whole page) when the extractor returns nothing,
    or text with fewer than :data:`MIN_WORDS` words while the pre-passed page has more.
 
@@ -67,6 +70,7 @@ import lxml.html
 from crawler.content.document import parse
 from crawler.content.fragment import prepare
 from crawler.content.prune import prune
+from crawler.content.repeats import SiteBlocks, drop_repeated
 
 __all__ = ["main_content", "whole_page", "LINK_DENSE", "MIN_WORDS"]
 
@@ -96,13 +100,23 @@ _WORD = re.compile(r"\w+")
 _MAIN_ROLES = ET.XPath("//@role[.='main']")
 
 
-def main_content(html: str, root: lxml.html.HtmlElement | None = None) -> str | None:
+def main_content(
+    html: str,
+    root: lxml.html.HtmlElement | None = None,
+    site: str | None = None,
+    blocks: SiteBlocks | None = None,
+) -> str | None:
     """The HTML of the page's main content, or ``None`` to convert the whole page.
 
     Args:
         html: the decoded document (:func:`crawler.web.decode.decode_html`).
         root: ``parse(html)`` (:func:`crawler.content.document.parse`) when the caller
             has it: it is changed in place (the chrome dropped); ``None``: parsed here.
+        site: the page's site (its origin), with ``blocks``: the text blocks the page's
+            body repeats from most of the site's pages go before steps 3-4
+            (:func:`crawler.content.repeats.drop_repeated`; a ``main`` landmark is kept
+            whole); ``None``: no such step.
+        blocks: the fetcher's :class:`crawler.content.repeats.SiteBlocks`.
 
     Returns:
         An HTML fragment (serialized by lxml; relative links are left as written, so
@@ -125,6 +139,8 @@ def main_content(html: str, root: lxml.html.HtmlElement | None = None) -> str | 
     body = root.find("body")
     if body is None:
         return None
+    if site is not None and blocks is not None:
+        drop_repeated(body, site, blocks)
     text = _text(body)
     if not text.strip():
         return None

@@ -38,6 +38,7 @@ from crawler.content.document import parse
 from crawler.content.links import effective_base, link_targets, links_of
 from crawler.content.main import main_content, whole_page
 from crawler.content.neardup import simhash
+from crawler.content.repeats import SiteBlocks
 from crawler.engine.channel import TaskChannel
 from crawler.engine.lifeline import PARENT_DIED_EXIT_CODE, watch_parent
 from crawler.engine.messages import (
@@ -99,6 +100,8 @@ def page_markdown(
     keep_boilerplate: bool = False,
     converter: str = DEFAULT_CONVERTER,
     root: lxml.html.HtmlElement | None = None,
+    site: str | None = None,
+    blocks: SiteBlocks | None = None,
 ) -> tuple[Conversion, str, str | None]:
     """Markdown of a decoded HTML page (:func:`crawler.content.convert.convert` by
     ``converter``), what was converted: ``"main"`` (the main content,
@@ -107,11 +110,14 @@ def page_markdown(
     when no main content was found, or when its selection raised), and the error a
     step fell back from (``"main content: ..."``, the converter's), else None. ``root``:
     the page's tree (:func:`crawler.content.document.parse`), if the caller has it; the
-    main-content step changes it. Never raises for a page: each step falls back."""
+    main-content step changes it. ``site`` (the page's origin) and ``blocks`` (the
+    fetcher's counts of text blocks per site): blocks repeated across the site's pages
+    go from a page without a ``main`` landmark (:mod:`crawler.content.repeats`). Never
+    raises for a page: each step falls back."""
     error = None
     if not keep_boilerplate:
         try:
-            selected = main_content(text, root)
+            selected = main_content(text, root, site, blocks)
         except Exception as exc:  # the selection's bug must not lose the page
             selected, error = None, error_text("main content", exc)
         if selected is not None:
@@ -154,6 +160,8 @@ class PageProcessor:
         self.writer = writer
         self.scope = Scope.from_config(config)
         self.offered = OfferedKeys()
+        #: Text blocks per site, counted over the pages this process converts.
+        self.site_blocks = SiteBlocks()
         # origin -> monotonic time its Retry-After ends, as seen by this process: tasks
         # of that origin already queued are sent back unrequested until then
         self.paused: dict[str, float] = {}
@@ -401,7 +409,15 @@ class PageProcessor:
         conversion, content, fallback = (
             (None, None, None)
             if self.mapping
-            else page_markdown(text, base, self.config.keep_boilerplate, self.config.converter, root)
+            else page_markdown(
+                text,
+                base,
+                self.config.keep_boilerplate,
+                self.config.converter,
+                root,
+                origin_of(task.url),
+                self.site_blocks,
+            )
         )
         markdown = None if conversion is None else conversion.markdown
         edges, claims = [], []
