@@ -67,6 +67,22 @@ def test_a_block_repeated_inside_a_main_landmark_stays():
     assert all(FOOTER in markdown for markdown in markdowns)
 
 
+def test_headings_and_list_items_that_repeat_across_a_site_stay():
+    # found by a reviewer: every recipe's "Ingredients" and "1 tsp salt" went from the
+    # tenth page on
+    blocks = SiteBlocks()
+    for n in range(12):
+        html = (
+            f"<html><body><div><h1>Recipe {n}</h1><p>{FOOTER}</p><p>Recipe {n} is a cake for day {n}, "
+            f"baked for {n + 20} minutes in a hot oven, and served warm with cream and fruit.</p>"
+            "<h2>Ingredients</h2><ul><li>1 tsp salt</li><li>2 eggs</li></ul><h2>Method</h2>"
+            f"<p>Mix it all and bake it for {n + 20} minutes until it is golden on top.</p></div></body></html>"
+        )
+        markdown = page_markdown(html, f"{SITE}/{n}.html", site=SITE, blocks=blocks)[0].markdown
+    assert FOOTER not in markdown
+    assert "## Ingredients\n\n- 1 tsp salt\n- 2 eggs\n\n## Method" in markdown
+
+
 def test_code_and_tables_are_never_repeated_blocks():
     blocks = SiteBlocks()
     html = "<div><pre>make test</pre><table><tr><td>same cell</td></tr></table><p>same line</p></div>"

@@ -279,12 +279,8 @@ def _region(body: lxml.html.HtmlElement, extracted: str) -> lxml.html.HtmlElemen
     down, the child holding at least :data:`REGION_SHARE` of it is taken while there is
     one, but never past an ``article``, into a single text block, or past a sibling
     before it with a heading (the title an extractor leaves out of its text stays).
-    Inside that element, blocks with none of the selected text go when their text is
-    half links or more (menus, tag clouds, "related" lists the pre-pass did not know),
-    or when they are paragraphs or containers of text with no code block, table or
-    heading (a date line, a byline, a teaser the extractor left out); notes, quotations
-    and figures stay whole but for their lists of links, and nothing inside ``pre``,
-    ``code`` or a table is looked at.
+    Inside that element, blocks with none of the selected text whose text is half links
+    or more (menus, tag clouds, "related" lists the pre-pass did not know) go.
     """
     weight: dict = {}
     for element in body.iter():
@@ -317,16 +313,15 @@ def _region(body: lxml.html.HtmlElement, extracted: str) -> lxml.html.HtmlElemen
         ):
             break
         region = best
-    doomed, stack = [], [(region, False)]
+    doomed, stack = [], [region]
     while stack:
-        parent, whole = stack.pop()  # whole: inside a note, quotation or figure
-        for child in parent:
-            if not isinstance(child.tag, str) or child.tag in _VERBATIM:
+        for child in stack.pop():
+            if not isinstance(child.tag, str):
                 continue
-            if weight.get(child, 0) == 0 and (_link_dense(child) or (not whole and _unselected_text(child))):
+            if weight.get(child, 0) == 0 and _link_dense(child):
                 doomed.append(child)
             else:
-                stack.append((child, whole or child.tag in _KEPT_WHOLE))
+                stack.append(child)
     for element in doomed:
         element.drop_tree()
     return region
@@ -335,27 +330,6 @@ def _region(body: lxml.html.HtmlElement, extracted: str) -> lxml.html.HtmlElemen
 #: Elements the region never narrows into: one block of text, not a container of them.
 _TEXT_BLOCKS = frozenset(("p", "pre", "li", "ul", "ol", "dl", "table", "blockquote", *(f"h{n}" for n in range(1, 7))))
 _HEADINGS = tuple(f"h{n}" for n in range(1, 7))
-
-
-#: What the region keeps though the extractor left it out: code, tables, headings.
-_STRUCTURE = ("pre", "table", *(f"h{n}" for n in range(1, 7)))
-
-
-#: Blocks that go when none of their text was selected (not inline elements: a word
-#: the extractor's text spells differently is still the paragraph's; not an ``aside``,
-#: a ``blockquote`` or a ``figure``: extractors leave out notes, quotations and
-#: captions that are the text's).
-_BLOCKS = frozenset(("p", "div", "section", "ul", "ol", "dl", "header", "form"))
-#: Blocks whose unselected parts stay (only lists of links go from them).
-_KEPT_WHOLE = frozenset(("aside", "blockquote", "figure"))
-#: What the region's clean-up does not look into.
-_VERBATIM = frozenset(("pre", "code", "table"))
-
-
-def _unselected_text(element: lxml.html.HtmlElement) -> bool:
-    """Whether ``element`` (none of whose text the extractor selected) is a block that
-    holds text and no code block, table or heading."""
-    return element.tag in _BLOCKS and bool(_text(element).strip()) and next(element.iter(*_STRUCTURE), None) is None
 
 
 def _has_heading(element: lxml.html.HtmlElement) -> bool:

@@ -15,15 +15,17 @@ is kept; :func:`prune` drops inside it:
    matched as a part of a class or id token.
 2. **Forms** (a comment or newsletter form; the labels around its controls are not the
    text) and **footers** (HTML standard 4.3.9: a section's footer holds "who wrote it,
-   links to related documents, copyright data").
+   links to related documents, copyright data"), but a quotation's or figure's footer,
+   its attribution, stays.
 
 A block is never dropped when it holds :data:`MAX_SHARE` or more of the region's text
 (a wrapper named ``post-with-comments`` holds the post) or holds an ``h1`` (the
 text's title), and nothing inside ``pre`` or ``code`` is looked at. An ``id`` that is
 the slug of the heading opening the block names a section of the text, not a kind of
 block (docutils writes ``<section id="buffer-related-functions">``) and is not read; a
-token of :data:`SLUG_PARTS` parts or more is a slug too, and docutils' sidebar
-directive is the text's. What
+token of :data:`SLUG_PARTS` parts or more is a slug too, as is a docutils class made
+from a title (``admonition-related-topics``), and docutils' sidebar directive is the
+text's. What
 is dropped goes with its content; its tail text stays.
 
 Raises nothing.
@@ -61,11 +63,15 @@ BOILERPLATE = re.compile(
     re.IGNORECASE,
 )
 #: The elements step 1 reads the names of: blocks that hold other content (a ``dt``
-#: named ``c.Py_GetCopyright`` is an API entry, a ``span`` a word or an anchor).
-CONTAINERS = frozenset(("div", "section", "aside", "ul", "ol", "nav", "header", "p", "table", "figure"))
+#: named ``c.Py_GetCopyright`` is an API entry, a ``span`` a word or an anchor, a
+#: ``table`` named ``ratings`` the text's data).
+CONTAINERS = frozenset(("div", "section", "aside", "ul", "ol", "nav", "header", "p", "figure"))
 #: A class or id token of this many ``-``-joined parts or more is a title's slug, not a
 #: name (docutils: ``admonition-you-can-t-share-pickles-between-versions``).
 SLUG_PARTS = 4
+#: Class prefixes that docutils gives a title's slug (``.. admonition:: Related
+#: topics`` is ``admonition-related-topics``): the text's own blocks.
+_TITLE_CLASS_PREFIXES = ("admonition-", "topic-", "sidebar-")
 #: docutils' sidebar directive (``aside.sidebar`` opening with ``p.sidebar-title``) is
 #: part of the text.
 _DOCUTILS_SIDEBAR = "sidebar"
@@ -90,13 +96,22 @@ def prune(region: lxml.html.HtmlElement) -> None:
         element = stack.pop()
         if element.tag in _CODE:
             continue
-        named = element.tag in _DROPPED_TAGS or (element.tag in CONTAINERS and _named_boilerplate(element))
+        named = (element.tag in _DROPPED_TAGS and not _attribution(element)) or (
+            element.tag in CONTAINERS and _named_boilerplate(element)
+        )
         if named and _length(element) < MAX_SHARE * total and next(element.iter("h1"), None) is None:
             doomed.append(element)
         else:
             stack.extend(child for child in element if isinstance(child.tag, str))
     for element in doomed:
         element.drop_tree()
+
+
+def _attribution(element: lxml.html.HtmlElement) -> bool:
+    """A ``footer`` of a quotation or figure: who said it (HTML 4.4.4's example of
+    ``blockquote``), not the page's."""
+    parent = element.getparent()
+    return element.tag == "footer" and parent is not None and parent.tag in ("blockquote", "figure")
 
 
 def _named_boilerplate(element: lxml.html.HtmlElement) -> bool:
@@ -109,7 +124,11 @@ def _named_boilerplate(element: lxml.html.HtmlElement) -> bool:
     tokens = names.split()
     if not tokens or (_DOCUTILS_SIDEBAR in tokens and element.find("p[@class='sidebar-title']") is not None):
         return False
-    return any(BOILERPLATE.search(token) for token in tokens if token.count("-") < SLUG_PARTS)
+    return any(
+        BOILERPLATE.search(token)
+        for token in tokens
+        if token.count("-") < SLUG_PARTS and not token.startswith(_TITLE_CLASS_PREFIXES)
+    )
 
 
 def _slug_of_heading(element: lxml.html.HtmlElement, identifier: str) -> bool:

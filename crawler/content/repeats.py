@@ -50,14 +50,11 @@ MAX_LEARNING_SITES = 64
 #: Frozen sites kept at most (least recently seen dropped first).
 MAX_SITES = 4096
 #: The elements that are text blocks: the innermost of these that hold text.
-BLOCKS = frozenset(
-    (
-        *("p", "div", "li", "dt", "dd", "td", "th", "blockquote", "figcaption", "address"),
-        *("h1", "h2", "h3", "h4", "h5", "h6", "section", "aside", "header", "footer"),
-    )
-)
-#: Never a repeated block: code and tables are content however often they repeat.
-_KEPT = frozenset(("pre", "code", "table"))
+BLOCKS = frozenset(("p", "div", "blockquote", "figcaption", "address", "section", "aside", "header", "footer"))
+#: Never a repeated block, nor anything inside: code, tables, lists and headings are
+#: the text's structure however often they repeat (every recipe's "Ingredients" and
+#: "1 tsp salt", every API page's "Parameters").
+_KEPT = frozenset(("pre", "code", "table", "ul", "ol", "dl", "h1", "h2", "h3", "h4", "h5", "h6"))
 
 
 class _Learning:
@@ -119,8 +116,9 @@ def drop_repeated(region: lxml.html.HtmlElement, site: str, blocks: SiteBlocks) 
     """Count ``region``'s text blocks as one page of ``site`` in ``blocks``, then drop
     from it those repeated on the site's pages; returns how many were dropped.
 
-    A text block is an innermost element of :data:`BLOCKS` with text, outside ``pre``,
-    ``code`` and tables, at most :data:`MAX_BLOCK_CHARS` characters of collapsed text.
+    A text block is an innermost element of :data:`BLOCKS` with text, outside code,
+    tables, lists and headings, at most :data:`MAX_BLOCK_CHARS` characters of collapsed
+    text.
     """
     found: dict[int, list[lxml.html.HtmlElement]] = {}
     for element in _text_blocks(region):
@@ -138,8 +136,8 @@ def drop_repeated(region: lxml.html.HtmlElement, site: str, blocks: SiteBlocks) 
 
 
 def _text_blocks(region: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
-    """The innermost :data:`BLOCKS` elements of ``region`` (none inside code or tables,
-    none holding one), in one walk down and one back up."""
+    """The innermost :data:`BLOCKS` elements of ``region`` (none inside code, tables,
+    lists or headings, none holding one), in one walk down and one back up."""
     order: list[tuple[lxml.html.HtmlElement, int]] = []  # each element after its parent
     stack = [(region, -1)]
     while stack:
