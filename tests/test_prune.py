@@ -140,3 +140,20 @@ def test_a_quotations_attribution_a_titled_admonition_and_a_data_table_stay():
         "Read the tutorial first.\n\n| film | stars |\n| --- | --- |\n| Heat | 5 |",
         "main",
     )
+
+
+def test_a_docs_page_without_a_landmark_keeps_its_sections_and_code():
+    # a Sphinx layout with role=main removed: the chrome goes by the pre-pass, the region
+    # is trafilatura's, and prune reads the section ids as the headings' slugs
+    html = (
+        "<html><body><div class='related'><a href='/'>index</a> | <a href='/mod'>modules</a></div>"
+        "<div class='document'><div class='body'><section id='buffer-related-functions'>"
+        f"<h1>Buffer-related functions</h1><p>{P1}</p><section id='comments'><h2>Comments</h2><p>{P2}</p>"
+        "<div class='highlight'><pre>x = buffer(1)</pre></div></section></section></div></div>"
+        "<div class='sphinxsidebar'><h3>Navigation</h3><ul><li><a href='/a'>A</a></li></ul></div>"
+        "<div class='footer'>© Copyright 2024.</div></body></html>"
+    )
+    assert md(html) == (
+        f"# Buffer-related functions\n\n{P1}\n\n## Comments\n\n{P2}\n\n```\nx = buffer(1)\n```",
+        "main",
+    )
