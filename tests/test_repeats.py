@@ -50,9 +50,7 @@ def test_a_sites_counts_freeze_after_learn_pages_and_learning_sites_are_bounded(
 
 def test_the_repeated_footer_goes_from_a_sites_pages_after_min_pages():
     blocks = SiteBlocks()
-    markdowns = [
-        page_markdown(article(n), f"{SITE}/{n}.html", site=SITE, blocks=blocks)[0].markdown for n in range(12)
-    ]
+    markdowns = [page_markdown(article(n), f"{SITE}/{n}.html", site=SITE, blocks=blocks)[0].markdown for n in range(12)]
     assert [FOOTER in markdown for markdown in markdowns] == [True] * (MIN_PAGES - 1) + [False] * 3
     assert markdowns[11].startswith("# Story 11\n\nStory number 11 tells of the council")
     assert markdowns[11].endswith("the minutes of day 11 show who voted how.")
