@@ -216,7 +216,7 @@ def test_an_unknown_converter_is_refused():
 
 
 def test_a_main_content_selection_that_raises_falls_back_to_the_whole_page(monkeypatch):
-    def broken(html: str, root: object = None) -> str:
+    def broken(html: str, root: object = None, site: object = None, blocks: object = None) -> str:
         raise AssertionError("no parent")
 
     monkeypatch.setattr("crawler.engine.worker.main_content", broken)
