@@ -157,3 +157,31 @@ def test_a_docs_page_without_a_landmark_keeps_its_sections_and_code():
         f"# Buffer-related functions\n\n{P1}\n\n## Comments\n\n{P2}\n\n```\nx = buffer(1)\n```",
         "main",
     )
+
+
+def test_a_form_feed_beside_a_dropped_block_does_not_break_the_selection():
+    # found by a reviewer: lxml refused the joined tail text (ValueError), and the page
+    # fell back to the whole page with its navigation
+    html = (
+        f"<html><body><nav><a href='/'>Home</a></nav><main><p>{P1}</p>\x0c"
+        f"<div class='share'>Share</div>\n<p>{P2}</p></main></body></html>"
+    )
+    conversion, kind, error = page_markdown(html, BASE)
+    assert (conversion.markdown, kind, error) == (f"{P1}\n\n{P2}", "main", None)
+
+
+def test_a_thread_whose_posts_are_named_comments_is_the_text():
+    # an issue page or forum thread: every post is a div.comment; together they are most
+    # of the text, so the name describes the text
+    posts = "".join(f"<div class='comment'><p>{text}</p></div>" for text in (P1, P2, P1.upper()))
+    html = f"<html><body><main><h1>Build fails on ARM64</h1>{posts}<div class='share'>Share</div></main></body></html>"
+    assert md(html) == (f"# Build fails on ARM64\n\n{P1}\n\n{P2}\n\n{P1.upper()}\n\nShare", "main")
+
+
+def test_a_numbered_sections_id_is_the_slug_of_its_title_without_the_number():
+    # pandoc and Quarto put the number in its own span, with no dot after it
+    html = (
+        f"<html><body><main><h1>A study</h1><p>{P1}</p><section id='related-work'><h2>"
+        f"<span class='header-section-number'>2</span> Related work</h2><p>{P2}</p></section></main></body></html>"
+    )
+    assert md(html) == (f"# A study\n\n{P1}\n\n## 2 Related work\n\n{P2}", "main")

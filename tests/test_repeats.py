@@ -81,6 +81,26 @@ def test_headings_and_list_items_that_repeat_across_a_site_stay():
     assert "## Ingredients\n\n- 1 tsp salt\n- 2 eggs\n\n## Method" in markdown
 
 
+def test_labels_beside_values_images_and_near_copies_stay():
+    # found by a reviewer: a spec grid's "Weight" went, a figure went with its caption's
+    # repeated text, and a page fetched under many query strings lost its own text
+    blocks = SiteBlocks()
+    for n in range(12):
+        html = (
+            f"<html><body><div><h1>Model {n}</h1><p>{FOOTER}</p><p>Model {n} is a widget built in year "
+            f"{n + 2000}, sold in shops of every town for a price that changed every single year.</p>"
+            f"<div class='row'><div>Weight</div><div>{n + 2} kg</div></div>"
+            f"<div class='fig'><img src='/m{n}.png' alt='Model {n}'> Click to enlarge</div></div></body></html>"
+        )
+        markdown = page_markdown(html, f"{SITE}/{n}.html", site=SITE, blocks=blocks)[0].markdown
+    assert FOOTER not in markdown
+    assert "Weight\n\n13 kg" in markdown and "Click to enlarge" in markdown
+    copies = SiteBlocks()
+    for n in range(12):  # one page under 12 query strings: all of its text repeats
+        markdown = page_markdown(article(1), f"{SITE}/1.html?sort={n}", site=SITE, blocks=copies)[0].markdown
+    assert markdown.startswith("# Story 1\n\nStory number 1 tells") and FOOTER in markdown
+
+
 def test_code_and_tables_are_never_repeated_blocks():
     blocks = SiteBlocks()
     html = "<div><pre>make test</pre><table><tr><td>same cell</td></tr></table><p>same line</p></div>"

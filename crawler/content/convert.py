@@ -25,6 +25,7 @@ import lxml.etree
 import lxml.html
 
 from crawler.content import escapes
+from crawler.content.document import drop
 from crawler.content.markdown import to_markdown as html2text_markdown
 
 HTML2TEXT = "html2text"
@@ -179,7 +180,7 @@ def _lxml_text(markup: str) -> str:
         return ""
     for element in list(root.iter("script", "style")):
         if element.getparent() is not None:
-            element.drop_tree()
+            drop(element)
     for element in root.iter(*_BLOCKS):  # a block ends its line
         element.tail = "\n" + (element.tail or "")
     return _lines(root.text_content())

@@ -10,10 +10,16 @@ the chrome), so the readers go first. Parsing is the dearest step after the Mark
 
 from __future__ import annotations
 
+import re
+
 import lxml.etree as ET
 import lxml.html
 
-__all__ = ["parse"]
+__all__ = ["drop", "parse"]
+
+#: What lxml refuses in a text or tail it is given (XML 1.0 Char): C0 controls but tab,
+#: line feed and carriage return. The HTML parser keeps them in the tree it builds.
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 
 def parse(text: str) -> lxml.html.HtmlElement | None:
@@ -42,3 +48,24 @@ def parse(text: str) -> lxml.html.HtmlElement | None:
         return ET.fromstring(text.encode("utf-8", "replace"), parser)
     except Exception:  # lxml raises XMLSyntaxError/ParserError/ValueError on hopeless input
         return None
+
+
+def drop(element: lxml.html.HtmlElement) -> None:
+    """Remove ``element`` and its content from its tree, its tail text kept (lxml's
+    ``drop_tree``). Where that text, or the text it joins, holds a control character
+    lxml refuses (a form feed in the page's text: ``ValueError``), the control
+    characters of both become spaces first. Nothing for an element without a parent.
+    """
+    if element.getparent() is None:
+        return
+    try:
+        element.drop_tree()
+    except ValueError:
+        previous, parent = element.getprevious(), element.getparent()
+        if element.tail:
+            element.tail = _NOT_XML.sub(" ", element.tail)
+        if previous is not None and previous.tail:
+            previous.tail = _NOT_XML.sub(" ", previous.tail)
+        elif previous is None and parent is not None and parent.text:
+            parent.text = _NOT_XML.sub(" ", parent.text)
+        element.drop_tree()

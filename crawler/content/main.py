@@ -67,7 +67,7 @@ import re
 import lxml.etree as ET
 import lxml.html
 
-from crawler.content.document import parse
+from crawler.content.document import drop, parse
 from crawler.content.fragment import prepare
 from crawler.content.prune import prune
 from crawler.content.repeats import SiteBlocks, drop_repeated
@@ -220,7 +220,7 @@ def _strip_chrome(root: lxml.html.HtmlElement) -> None:
     doomed.extend(root.iter("script", "style"))
     for element in doomed:
         if element.getparent() is not None:  # a chrome ``script``/``style`` is listed twice
-            element.drop_tree()
+            drop(element)
 
 
 def _main_landmark(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
@@ -323,7 +323,7 @@ def _region(body: lxml.html.HtmlElement, extracted: str) -> lxml.html.HtmlElemen
             else:
                 stack.append(child)
     for element in doomed:
-        element.drop_tree()
+        drop(element)
     return region
 
 

@@ -18,7 +18,10 @@ is kept; :func:`prune` drops inside it:
    links to related documents, copyright data"), but a quotation's or figure's footer,
    its attribution, stays.
 
-A block is never dropped when it holds :data:`MAX_SHARE` or more of the region's text
+The named blocks are kept, all of them, when together they hold :data:`MAX_SHARE` or
+more of the region's text: the names then describe the text itself (a forum thread or
+an issue page whose posts are ``div.comment``). A block is never dropped when it holds
+:data:`MAX_SHARE` or more of the region's text
 (a wrapper named ``post-with-comments`` holds the post) or holds an ``h1`` (the
 text's title), and nothing inside ``pre`` or ``code`` is looked at. An ``id`` that is
 the slug of the heading opening the block names a section of the text, not a kind of
@@ -37,6 +40,8 @@ import re
 
 import lxml.etree as ET
 import lxml.html
+
+from crawler.content.document import drop
 
 __all__ = ["prune", "BOILERPLATE", "CONTAINERS", "MAX_SHARE"]
 
@@ -90,21 +95,27 @@ def prune(region: lxml.html.HtmlElement) -> None:
     total = _length(region)
     if not total:
         return
-    doomed = []
+    forms, named, named_length = [], [], 0
     stack = [child for child in region if isinstance(child.tag, str)]
     while stack:
         element = stack.pop()
         if element.tag in _CODE:
             continue
-        named = (element.tag in _DROPPED_TAGS and not _attribution(element)) or (
-            element.tag in CONTAINERS and _named_boilerplate(element)
-        )
-        if named and _length(element) < MAX_SHARE * total and next(element.iter("h1"), None) is None:
-            doomed.append(element)
-        else:
-            stack.extend(child for child in element if isinstance(child.tag, str))
-    for element in doomed:
-        element.drop_tree()
+        form = element.tag in _DROPPED_TAGS and not _attribution(element)
+        if form or (element.tag in CONTAINERS and _named_boilerplate(element)):
+            length = _length(element)
+            if length < MAX_SHARE * total and next(element.iter("h1"), None) is None:
+                if form:
+                    forms.append(element)
+                else:
+                    named.append(element)
+                    named_length += length
+                continue
+        stack.extend(child for child in element if isinstance(child.tag, str))
+    if named_length >= MAX_SHARE * total:  # the names describe the text: a thread of comments
+        named = []
+    for element in forms + named:
+        drop(element)
 
 
 def _attribution(element: lxml.html.HtmlElement) -> bool:
@@ -144,12 +155,25 @@ def _slug_of_heading(element: lxml.html.HtmlElement, identifier: str) -> bool:
         if not isinstance(child.tag, str):
             continue
         if child.tag in _HEADINGS:
-            title = _SECTION_NUMBER.sub("", _text(child).strip())
+            title = _SECTION_NUMBER.sub("", _title(child).strip())
             slug = "-".join(_SLUG_WORD.findall(title.lower()))
             return bool(slug) and (identifier == slug or identifier.endswith("-" + slug))
-        if _length(child) or (child.tail or "").strip():
-            return False
+        if any(text.strip() for text in child.itertext()) or (child.tail or "").strip():
+            return False  # text before the heading (itertext stops at the first)
     return False
+
+
+def _title(heading: lxml.html.HtmlElement) -> str:
+    """A heading's text less its section number where an element holds it (Sphinx's
+    ``span.section-number``, pandoc's ``span.header-section-number``, Bikeshed's
+    ``span.secno``)."""
+    parts = [heading.text or ""]
+    for child in heading:
+        classes = (child.get("class") or "") if isinstance(child.tag, str) else ""
+        if not ("section-number" in classes or "secno" in classes):
+            parts.append(_text(child))
+        parts.append(child.tail or "")
+    return "".join(parts)
 
 
 def _text(element: lxml.html.HtmlElement) -> str:

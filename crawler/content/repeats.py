@@ -18,7 +18,8 @@ counted (boilerplate is short; a page's paragraphs would fill the table), at mos
 :data:`MAX_BLOCKS_PER_SITE` fingerprints are counted per site, at most
 :data:`MAX_LEARNING_SITES` sites learn at once (the least recently seen one is
 dropped and learns again when it comes back), and at most :data:`MAX_SITES` frozen
-sets are kept. The counts are not stored: a resumed crawl learns again.
+sets of at most :data:`MAX_REPEATED` fingerprints are kept (a site repeating more has
+none): tens of MiB per fetcher at the worst. The counts are not stored: a resumed crawl learns again.
 
 Used only where the content is not a ``main`` landmark the page declared (a block
 repeated inside ``main`` is the author's and stays: :mod:`crawler.content.main`).
@@ -33,6 +34,8 @@ import lxml.etree as ET
 import lxml.html
 import xxhash
 
+from crawler.content.document import drop
+
 __all__ = ["SiteBlocks", "drop_repeated", "SHARE", "MIN_PAGES", "LEARN_PAGES"]
 
 #: A block on more than this share of a site's pages seen is boilerplate.
@@ -44,13 +47,24 @@ LEARN_PAGES = 50
 #: Longest block counted, in characters of collapsed text.
 MAX_BLOCK_CHARS = 400
 #: Fingerprints counted per site at most; later new ones are not counted.
-MAX_BLOCKS_PER_SITE = 4096
-#: Sites learning at once at most (least recently seen dropped first).
-MAX_LEARNING_SITES = 64
+MAX_BLOCKS_PER_SITE = 1024
+#: Sites learning at once at most (least recently seen dropped first): a batch crawl
+#: serves its sites in turn, so this many sites must learn side by side.
+MAX_LEARNING_SITES = 512
 #: Frozen sites kept at most (least recently seen dropped first).
-MAX_SITES = 4096
+MAX_SITES = 2048
+#: Repeated fingerprints kept per frozen site at most (a site's boilerplate is a few
+#: blocks; a site whose pages repeat more is not learned from).
+MAX_REPEATED = 256
 #: The elements that are text blocks: the innermost of these that hold text.
 BLOCKS = frozenset(("p", "div", "blockquote", "figcaption", "address", "section", "aside", "header", "footer"))
+#: What makes a block more than its text: a block holding one is never repeated.
+_MEDIA = ("img", "picture", "video", "audio", "iframe", "object", "embed", "svg", "canvas")
+#: Words a repeated block has at least to go beside blocks of the page's own: shorter
+#: ones are labels ("Weight", "Price per unit").
+LABEL_WORDS = 4
+#: Share of a page's text at or above which its repeated blocks all stay.
+MAX_PAGE_SHARE = 0.5
 #: Never a repeated block, nor anything inside: code, tables, lists and headings are
 #: the text's structure however often they repeat (every recipe's "Ingredients" and
 #: "1 tsp salt", every API page's "Parameters").
@@ -97,6 +111,8 @@ class SiteBlocks:
                 if fingerprint in counts or len(counts) < MAX_BLOCKS_PER_SITE:
                     counts[fingerprint] += 1
             repeated = self._repeated(learning)
+            if len(repeated) > MAX_REPEATED:
+                repeated = frozenset()
             if learning.pages >= LEARN_PAGES:
                 del self._learning[site]
                 self._frozen[site] = repeated
@@ -116,23 +132,40 @@ def drop_repeated(region: lxml.html.HtmlElement, site: str, blocks: SiteBlocks) 
     """Count ``region``'s text blocks as one page of ``site`` in ``blocks``, then drop
     from it those repeated on the site's pages; returns how many were dropped.
 
-    A text block is an innermost element of :data:`BLOCKS` with text, outside code,
-    tables, lists and headings, at most :data:`MAX_BLOCK_CHARS` characters of collapsed
-    text.
+    A text block is an innermost element of :data:`BLOCKS` with text and no image or
+    other media (its text alone does not say what it shows), outside code, tables, lists
+    and headings, at most :data:`MAX_BLOCK_CHARS` characters of collapsed text. A
+    repeated label (fewer than :data:`LABEL_WORDS` words) goes only when every text block
+    beside it (same parent) is repeated too: "Weight" beside its page's own value is the
+    text's. Nothing goes when what would go is :data:`MAX_PAGE_SHARE` or more of the
+    region's text: such a page repeats the site (a listing under another query, a near
+    copy), its text is not boilerplate.
     """
-    found: dict[int, list[lxml.html.HtmlElement]] = {}
+    found: list[tuple[lxml.html.HtmlElement, int, str]] = []  # (block, fingerprint, text)
     for element in _text_blocks(region):
+        if next(element.iter(*_MEDIA), None) is not None:
+            continue
         text = " ".join(ET.tostring(element, method="text", encoding="unicode", with_tail=False).split())
         if text and len(text) <= MAX_BLOCK_CHARS:
-            found.setdefault(xxhash.xxh3_64_intdigest(text.encode("utf-8", "surrogatepass")), []).append(element)
-    repeated = blocks.observe(site, set(found))
-    dropped = 0
-    for fingerprint in repeated.intersection(found):
-        for element in found[fingerprint]:
-            if element is not region and element.getparent() is not None:
-                element.drop_tree()
-                dropped += 1
-    return dropped
+            found.append((element, xxhash.xxh3_64_intdigest(text.encode("utf-8", "surrogatepass")), text))
+    repeated = blocks.observe(site, {fingerprint for _, fingerprint, _ in found})
+    if not repeated:
+        return 0
+    beside: dict[lxml.html.HtmlElement | None, list[int]] = {}
+    for element, fingerprint, _ in found:
+        beside.setdefault(element.getparent(), []).append(fingerprint)
+    doomed = [
+        (element, len(text))
+        for element, fingerprint, text in found
+        if fingerprint in repeated
+        and (text.count(" ") >= LABEL_WORDS or repeated.issuperset(beside[element.getparent()]))
+    ]
+    total = len(" ".join(ET.tostring(region, method="text", encoding="unicode", with_tail=False).split()))
+    if sum(length for _, length in doomed) >= MAX_PAGE_SHARE * total:
+        return 0
+    for element, _ in doomed:
+        drop(element)
+    return len(doomed)
 
 
 def _text_blocks(region: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
