@@ -306,6 +306,12 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
         "without navigation, header, footer, sidebars and cookie banners)",
     )
     p.add_argument(
+        "--no-site-repeats",
+        action="store_true",
+        help="keep the text blocks repeated across a site's pages (default: a page without a main landmark "
+        "loses those on more than half of the site's pages, once a fetcher has seen 10 of them)",
+    )
+    p.add_argument(
         "--converter",
         choices=CONVERTERS,
         default=DEFAULT_CONVERTER,
@@ -375,6 +381,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         shard_bytes=int(args.shard_size * 2**20),
         progress="off" if args.quiet else "bar" if sys.stderr.isatty() else "log",
         keep_boilerplate=args.keep_boilerplate,
+        site_repeats=not args.no_site_repeats,
         converter=args.converter,
     ).validated()
 

@@ -139,6 +139,11 @@ class CrawlConfig:
         keep_boilerplate: convert the whole page to Markdown; by default only its main
             content is (:func:`crawler.content.main.main_content`: navigation, header,
             footer, sidebars and cookie banners stripped).
+        site_repeats: drop from a page without a ``main`` landmark the text blocks
+            repeated on more than half of its site's pages (:mod:`crawler.content.repeats`;
+            each fetcher counts the pages it converts, so which pages lose them depends on
+            the order of the crawl); ``False`` (``--no-site-repeats``): every page is
+            converted on its own.
         converter: the HTML-to-Markdown converter (:data:`crawler.content.convert.CONVERTERS`);
             if it raises on a page, the other one converts that page.
         warc: also write every HTTP exchange (pages, redirects, errors, robots.txt,
@@ -192,6 +197,7 @@ class CrawlConfig:
     max_memory_bytes: int | None = None
     mode: str = "crawl"
     keep_boilerplate: bool = False
+    site_repeats: bool = True
     converter: str = DEFAULT_CONVERTER
     warc: bool = False
     compress: str | None = None

@@ -111,17 +111,29 @@ def test_code_and_tables_are_never_repeated_blocks():
     assert region.text_content() == "make testsame cell"
 
 
-def test_a_crawl_drops_the_sites_repeated_footer_once_its_fetcher_saw_min_pages(tmp_path):
-    # one fetcher converts the 12 pages in the order it gets them: the first 9 keep the
-    # footer (too few pages seen), the last 3 lose it; the server log has each page once
+def _crawl_twelve_pages(tmp_path, **settings) -> list[bool]:
+    """Crawl the 12-page site with one fetcher; whether each page's record has the footer,
+    in the order the fetcher converted them (one fetcher writes one shard, in order)."""
     pages = {f"/{n}.html": article(n) for n in range(12)}
     index = "".join(f"<a href='{path}'>{path}</a> " for path in pages)
     with SiteServer() as server:
         server.routes.update({"/": Route(f"<html><body><main>{index}</main></body></html>")})
         server.routes.update({path: Route(html) for path, html in pages.items()})
-        summary, records = run_crawl(tmp_path, server.url("/"), obey_robots=False, workers=1, threads=1)
+        summary, records = run_crawl(tmp_path, server.url("/"), obey_robots=False, workers=1, threads=1, **settings)
         assert summary["pages"] == 13
         assert all(server.hits[path] == 1 for path in pages)
-    # one fetcher writes one shard, in the order it converted the pages
-    kept = [FOOTER in record["markdown"] for url, record in records.items() if url.endswith(".html")]
-    assert kept == [True] * (MIN_PAGES - 1) + [False] * 3
+    return [FOOTER in record["markdown"] for url, record in records.items() if url.endswith(".html")]
+
+
+def test_no_site_repeats_keeps_every_pages_footer(tmp_path):
+    from crawler.cli import build_parser, config_from_args
+
+    args = build_parser().parse_args(["http://127.0.0.1/", "--no-site-repeats", "--out", str(tmp_path / "o")])
+    assert config_from_args(args).site_repeats is False
+    assert _crawl_twelve_pages(tmp_path, site_repeats=False) == [True] * 12
+
+
+def test_a_crawl_drops_the_sites_repeated_footer_once_its_fetcher_saw_min_pages(tmp_path):
+    # one fetcher converts the 12 pages in the order it gets them: the first 9 keep the
+    # footer (too few pages seen), the last 3 lose it; the server log has each page once
+    assert _crawl_twelve_pages(tmp_path) == [True] * (MIN_PAGES - 1) + [False] * 3

@@ -416,7 +416,7 @@ class PageProcessor:
                 self.config.converter,
                 root,
                 origin_of(task.url),
-                self.site_blocks,
+                self.site_blocks if self.config.site_repeats else None,
             )
         )
         markdown = None if conversion is None else conversion.markdown
