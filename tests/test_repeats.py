@@ -26,6 +26,13 @@ def article(n: int, landmark: bool = False) -> str:
     )
 
 
+def converted(pages: list[tuple[str, str]]) -> list[str]:
+    """The Markdown of each (URL, HTML) page of the site, in order, as one fetcher
+    converts them: with one ``SiteBlocks`` for them all."""
+    blocks = SiteBlocks()
+    return [page_markdown(html, url, site=SITE, blocks=blocks)[0].markdown for url, html in pages]
+
+
 def test_a_block_on_more_than_half_the_pages_is_repeated_once_min_pages_are_seen():
     blocks = SiteBlocks()
     answers = [blocks.observe(SITE, {1, 2} if page % 2 else {1}) for page in range(MIN_PAGES)]
@@ -49,34 +56,31 @@ def test_a_sites_counts_freeze_after_learn_pages_and_learning_sites_are_bounded(
 
 
 def test_the_repeated_footer_goes_from_a_sites_pages_after_min_pages():
-    blocks = SiteBlocks()
-    markdowns = [page_markdown(article(n), f"{SITE}/{n}.html", site=SITE, blocks=blocks)[0].markdown for n in range(12)]
+    markdowns = converted([(f"{SITE}/{n}.html", article(n)) for n in range(12)])
     assert [FOOTER in markdown for markdown in markdowns] == [True] * (MIN_PAGES - 1) + [False] * 3
     assert markdowns[11].startswith("# Story 11\n\nStory number 11 tells of the council")
     assert markdowns[11].endswith("the minutes of day 11 show who voted how.")
 
 
 def test_a_block_repeated_inside_a_main_landmark_stays():
-    blocks = SiteBlocks()
-    markdowns = [
-        page_markdown(article(n, landmark=True), f"{SITE}/{n}.html", site=SITE, blocks=blocks)[0].markdown
-        for n in range(12)
-    ]
+    markdowns = converted([(f"{SITE}/{n}.html", article(n, landmark=True)) for n in range(12)])
     assert all(FOOTER in markdown for markdown in markdowns)
 
 
 def test_headings_and_list_items_that_repeat_across_a_site_stay():
     # found by a reviewer: every recipe's "Ingredients" and "1 tsp salt" went from the
     # tenth page on
-    blocks = SiteBlocks()
-    for n in range(12):
-        html = (
+    recipes = [
+        (
+            f"{SITE}/{n}.html",
             f"<html><body><div><h1>Recipe {n}</h1><p>{FOOTER}</p><p>Recipe {n} is a cake for day {n}, "
             f"baked for {n + 20} minutes in a hot oven, and served warm with cream and fruit.</p>"
             "<h2>Ingredients</h2><ul><li>1 tsp salt</li><li>2 eggs</li></ul><h2>Method</h2>"
-            f"<p>Mix it all and bake it for {n + 20} minutes until it is golden on top.</p></div></body></html>"
+            f"<p>Mix it all and bake it for {n + 20} minutes until it is golden on top.</p></div></body></html>",
         )
-        markdown = page_markdown(html, f"{SITE}/{n}.html", site=SITE, blocks=blocks)[0].markdown
+        for n in range(12)
+    ]
+    markdown = converted(recipes)[-1]
     assert FOOTER not in markdown
     assert "## Ingredients\n\n- 1 tsp salt\n- 2 eggs\n\n## Method" in markdown
 
@@ -84,20 +88,21 @@ def test_headings_and_list_items_that_repeat_across_a_site_stay():
 def test_labels_beside_values_images_and_near_copies_stay():
     # found by a reviewer: a spec grid's "Weight" went, a figure went with its caption's
     # repeated text, and a page fetched under many query strings lost its own text
-    blocks = SiteBlocks()
-    for n in range(12):
-        html = (
+    models = [
+        (
+            f"{SITE}/{n}.html",
             f"<html><body><div><h1>Model {n}</h1><p>{FOOTER}</p><p>Model {n} is a widget built in year "
             f"{n + 2000}, sold in shops of every town for a price that changed every single year.</p>"
             f"<div class='row'><div>Weight</div><div>{n + 2} kg</div></div>"
-            f"<div class='fig'><img src='/m{n}.png' alt='Model {n}'> Click to enlarge</div></div></body></html>"
+            f"<div class='fig'><img src='/m{n}.png' alt='Model {n}'> Click to enlarge</div></div></body></html>",
         )
-        markdown = page_markdown(html, f"{SITE}/{n}.html", site=SITE, blocks=blocks)[0].markdown
+        for n in range(12)
+    ]
+    markdown = converted(models)[-1]
     assert FOOTER not in markdown
     assert "Weight\n\n13 kg" in markdown and "Click to enlarge" in markdown
-    copies = SiteBlocks()
-    for n in range(12):  # one page under 12 query strings: all of its text repeats
-        markdown = page_markdown(article(1), f"{SITE}/1.html?sort={n}", site=SITE, blocks=copies)[0].markdown
+    # one page under 12 query strings: all of its text repeats
+    markdown = converted([(f"{SITE}/1.html?sort={n}", article(1)) for n in range(12)])[-1]
     assert markdown.startswith("# Story 1\n\nStory number 1 tells") and FOOTER in markdown
 
 

@@ -15,7 +15,7 @@ import re
 import lxml.etree as ET
 import lxml.html
 
-__all__ = ["drop", "parse"]
+__all__ = ["drop", "parse", "text_of"]
 
 #: What lxml refuses in a text or tail it is given (XML 1.0 Char): C0 controls but tab,
 #: line feed and carriage return. The HTML parser keeps them in the tree it builds.
@@ -56,16 +56,24 @@ def drop(element: lxml.html.HtmlElement) -> None:
     lxml refuses (a form feed in the page's text: ``ValueError``), the control
     characters of both become spaces first. Nothing for an element without a parent.
     """
-    if element.getparent() is None:
+    parent = element.getparent()
+    if parent is None:
         return
     try:
         element.drop_tree()
     except ValueError:
-        previous, parent = element.getprevious(), element.getparent()
+        previous = element.getprevious()
         if element.tail:
             element.tail = _NOT_XML.sub(" ", element.tail)
         if previous is not None and previous.tail:
             previous.tail = _NOT_XML.sub(" ", previous.tail)
-        elif previous is None and parent is not None and parent.text:
+        elif previous is None and parent.text:
             parent.text = _NOT_XML.sub(" ", parent.text)
         element.drop_tree()
+
+
+def text_of(element: lxml.html.HtmlElement) -> str:
+    """The text of ``element`` and its descendants, as written (no tail; comments and
+    processing instructions add nothing): libxml2's text serialization, cheaper than
+    ``text_content()``'s XPath."""
+    return ET.tostring(element, method="text", encoding="unicode", with_tail=False)

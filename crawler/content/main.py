@@ -67,7 +67,7 @@ import re
 import lxml.etree as ET
 import lxml.html
 
-from crawler.content.document import drop, parse
+from crawler.content.document import drop, parse, text_of
 from crawler.content.fragment import prepare
 from crawler.content.prune import prune
 from crawler.content.repeats import SiteBlocks, drop_repeated
@@ -141,7 +141,7 @@ def main_content(
         return None
     if site is not None and blocks is not None:
         drop_repeated(body, site, blocks)
-    text = _text(body)
+    text = text_of(body)
     if not text.strip():
         return None
     if _link_dense(body, len(text)):
@@ -154,7 +154,7 @@ def main_content(
     region = _region(body, extracted)
     if region is None:
         return None
-    words = len(_WORD.findall(_text(region)))
+    words = len(_WORD.findall(text_of(region)))
     if words == 0 or (words < MIN_WORDS and len(_WORD.findall(text)) > words):
         return None
     prune(region)
@@ -233,11 +233,6 @@ def _main_landmark(root: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
         if len(roles) == 1:
             return roles[0].getparent()
     return None
-
-
-def _text(element: lxml.html.HtmlElement) -> str:
-    """The text of ``element`` (``script``/``style`` are gone after the pre-pass)."""
-    return ET.tostring(element, method="text", encoding="unicode", with_tail=False)
 
 
 def _serialize(element: lxml.html.HtmlElement) -> str:
@@ -335,12 +330,12 @@ _HEADINGS = tuple(f"h{n}" for n in range(1, 7))
 def _has_heading(element: lxml.html.HtmlElement) -> bool:
     """Whether ``element`` is or holds a heading with text (it introduces what follows:
     extractors leave a title out of their text, the region must not)."""
-    return any(_text(h).strip() for h in element.iter(*_HEADINGS))
+    return any(text_of(h).strip() for h in element.iter(*_HEADINGS))
 
 
 def _link_dense(element: lxml.html.HtmlElement, text_length: int | None = None) -> bool:
     """Whether at least :data:`LINK_DENSE` of ``element``'s text is link text;
     ``text_length``: that text's length if the caller has it (else its stripped text's)."""
     if text_length is None:
-        text_length = len(_text(element).strip())
-    return text_length > 0 and sum(len(_text(a)) for a in element.iter("a")) >= LINK_DENSE * text_length
+        text_length = len(text_of(element).strip())
+    return text_length > 0 and sum(len(text_of(a)) for a in element.iter("a")) >= LINK_DENSE * text_length

@@ -21,15 +21,14 @@ is kept; :func:`prune` drops inside it:
 The named blocks are kept, all of them, when together they hold :data:`MAX_SHARE` or
 more of the region's text: the names then describe the text itself (a forum thread or
 an issue page whose posts are ``div.comment``). A block is never dropped when it holds
-:data:`MAX_SHARE` or more of the region's text
-(a wrapper named ``post-with-comments`` holds the post) or holds an ``h1`` (the
-text's title), and nothing inside ``pre`` or ``code`` is looked at. An ``id`` that is
-the slug of the heading opening the block names a section of the text, not a kind of
-block (docutils writes ``<section id="buffer-related-functions">``) and is not read; a
-token of :data:`SLUG_PARTS` parts or more is a slug too, as is a docutils class made
-from a title (``admonition-related-topics``), and docutils' sidebar directive is the
-text's. What
-is dropped goes with its content; its tail text stays.
+:data:`MAX_SHARE` or more of the region's text (a wrapper named ``post-with-comments``
+holds the post) or holds an ``h1`` (the text's title), and nothing inside ``pre`` or
+``code`` is looked at. An ``id`` that is the slug of the heading opening the block
+names a section of the text, not a kind of block (docutils writes
+``<section id="buffer-related-functions">``) and is not read; a token of
+:data:`SLUG_PARTS` parts or more is a slug too, as is a docutils class made from a
+title (``admonition-related-topics``), and docutils' sidebar directive is the text's.
+What is dropped goes with its content; its tail text stays.
 
 Raises nothing.
 """
@@ -38,10 +37,9 @@ from __future__ import annotations
 
 import re
 
-import lxml.etree as ET
 import lxml.html
 
-from crawler.content.document import drop
+from crawler.content.document import drop, text_of
 
 __all__ = ["prune", "BOILERPLATE", "CONTAINERS", "MAX_SHARE"]
 
@@ -171,14 +169,10 @@ def _title(heading: lxml.html.HtmlElement) -> str:
     for child in heading:
         classes = (child.get("class") or "") if isinstance(child.tag, str) else ""
         if not ("section-number" in classes or "secno" in classes):
-            parts.append(_text(child))
+            parts.append(text_of(child))
         parts.append(child.tail or "")
     return "".join(parts)
 
 
-def _text(element: lxml.html.HtmlElement) -> str:
-    return ET.tostring(element, method="text", encoding="unicode", with_tail=False)
-
-
 def _length(element: lxml.html.HtmlElement) -> int:
-    return len(_text(element).strip())
+    return len(text_of(element).strip())

@@ -19,7 +19,8 @@ counted (boilerplate is short; a page's paragraphs would fill the table), at mos
 :data:`MAX_LEARNING_SITES` sites learn at once (the least recently seen one is
 dropped and learns again when it comes back), and at most :data:`MAX_SITES` frozen
 sets of at most :data:`MAX_REPEATED` fingerprints are kept (a site repeating more has
-none): tens of MiB per fetcher at the worst. The counts are not stored: a resumed crawl learns again.
+none): tens of MiB per fetcher at the worst. The counts are not stored: a resumed
+crawl learns again.
 
 Used only where the content is not a ``main`` landmark the page declared (a block
 repeated inside ``main`` is the author's and stays: :mod:`crawler.content.main`).
@@ -30,11 +31,10 @@ from __future__ import annotations
 import collections
 import threading
 
-import lxml.etree as ET
 import lxml.html
 import xxhash
 
-from crawler.content.document import drop
+from crawler.content.document import drop, text_of
 
 __all__ = ["SiteBlocks", "drop_repeated", "SHARE", "MIN_PAGES", "LEARN_PAGES"]
 
@@ -145,7 +145,7 @@ def drop_repeated(region: lxml.html.HtmlElement, site: str, blocks: SiteBlocks) 
     for element in _text_blocks(region):
         if next(element.iter(*_MEDIA), None) is not None:
             continue
-        text = " ".join(ET.tostring(element, method="text", encoding="unicode", with_tail=False).split())
+        text = " ".join(text_of(element).split())
         if text and len(text) <= MAX_BLOCK_CHARS:
             found.append((element, xxhash.xxh3_64_intdigest(text.encode("utf-8", "surrogatepass")), text))
     repeated = blocks.observe(site, {fingerprint for _, fingerprint, _ in found})
@@ -160,7 +160,7 @@ def drop_repeated(region: lxml.html.HtmlElement, site: str, blocks: SiteBlocks) 
         if fingerprint in repeated
         and (text.count(" ") >= LABEL_WORDS or repeated.issuperset(beside[element.getparent()]))
     ]
-    total = len(" ".join(ET.tostring(region, method="text", encoding="unicode", with_tail=False).split()))
+    total = len(" ".join(text_of(region).split()))
     if sum(length for _, length in doomed) >= MAX_PAGE_SHARE * total:
         return 0
     for element, _ in doomed:

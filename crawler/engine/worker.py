@@ -160,8 +160,9 @@ class PageProcessor:
         self.writer = writer
         self.scope = Scope.from_config(config)
         self.offered = OfferedKeys()
-        #: Text blocks per site, counted over the pages this process converts.
-        self.site_blocks = SiteBlocks()
+        #: Text blocks per site, counted over the pages this process converts; ``None``
+        #: with ``--no-site-repeats``.
+        self.site_blocks = SiteBlocks() if config.site_repeats else None
         # origin -> monotonic time its Retry-After ends, as seen by this process: tasks
         # of that origin already queued are sent back unrequested until then
         self.paused: dict[str, float] = {}
@@ -416,7 +417,7 @@ class PageProcessor:
                 self.config.converter,
                 root,
                 origin_of(task.url),
-                self.site_blocks if self.config.site_repeats else None,
+                self.site_blocks,
             )
         )
         markdown = None if conversion is None else conversion.markdown
