@@ -118,11 +118,11 @@ def test_a_wrapper_holding_most_of_the_text_or_the_title_stays_whatever_its_name
 
 def test_code_inside_the_region_is_not_looked_into():
     region = lxml.html.fromstring(
-        f"<main><p>{P1}</p><pre><span class='comment'># note</span>\nx = 1</pre>"
-        "<code><span class='share'>share()</span></code></main>"
+        f"<main><p>{P1}</p><pre><span class='comment'># note</span>\nx = 1<div class='share'>y</div></pre>"
+        "<code><span class='share'>share()</span><p class='meta'>z</p><form>q</form></code></main>"
     )
     prune(region)
-    assert region.text_content() == f"{P1}# note\nx = 1share()"
+    assert region.text_content() == f"{P1}# note\nx = 1yshare()zq"
 
 
 def test_a_quotations_attribution_a_titled_admonition_and_a_data_table_stay():
@@ -185,3 +185,15 @@ def test_a_numbered_sections_id_is_the_slug_of_its_title_without_the_number():
         f"<span class='header-section-number'>2</span> Related work</h2><p>{P2}</p></section></main></body></html>"
     )
     assert md(html) == (f"# A study\n\n{P1}\n\n## 2 Related work\n\n{P2}", "main")
+
+
+def test_a_named_block_inside_a_dropped_one_is_counted_once():
+    # the related box holds 40% of the text with its share bar; counted twice (once for
+    # each name) the named blocks would reach half the text and all stay, as a thread
+    words = " ".join(f"w{i}" for i in range(60))
+    share = " ".join(f"s{i}" for i in range(20))
+    region = lxml.html.fromstring(
+        f"<main><p>{words}</p><div class='related'><p>{share}</p><div class='share'>{share}</div></div></main>"
+    )
+    prune(region)
+    assert [el.tag for el in region] == ["p"]

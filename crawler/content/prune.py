@@ -83,6 +83,7 @@ MAX_SHARE = 0.5
 _DROPPED_TAGS = frozenset(("form", "footer"))
 _CODE = frozenset(("pre", "code"))
 _HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+_JUDGED = tuple(sorted(CONTAINERS | _DROPPED_TAGS))
 _SLUG_WORD = re.compile(r"[^\W_]+")
 #: A heading's section number (Sphinx: "5.3.4. "), not part of its slug.
 _SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)*\.\s+")
@@ -90,30 +91,45 @@ _SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)*\.\s+")
 
 def prune(region: lxml.html.HtmlElement) -> None:
     """Drop the boilerplate blocks inside ``region``, in place (the module docstring)."""
-    total = _length(region)
-    if not total:
-        return
+    total = None
     forms, named, named_length = [], [], 0
-    stack = [child for child in region if isinstance(child.tag, str)]
-    while stack:
-        element = stack.pop()
-        if element.tag in _CODE:
-            continue
-        form = element.tag in _DROPPED_TAGS and not _attribution(element)
-        if form or (element.tag in CONTAINERS and _named_boilerplate(element)):
-            length = _length(element)
-            if length < MAX_SHARE * total and next(element.iter("h1"), None) is None:
-                if form:
-                    forms.append(element)
-                else:
-                    named.append(element)
-                    named_length += length
+    taken = set()  # the blocks dropped: a block inside one is not judged
+    # The tags judged only (lxml makes a Python object for each element it hands out; a
+    # walk over every element cost 2 ms of a Sphinx page), in document order, so a block
+    # comes before the blocks it holds.
+    for element in region.iter(*_JUDGED):
+        form = element.tag in _DROPPED_TAGS
+        if form:
+            if _attribution(element):
                 continue
-        stack.extend(child for child in element if isinstance(child.tag, str))
-    if named_length >= MAX_SHARE * total:  # the names describe the text: a thread of comments
+        elif not (element.get("class") or element.get("id")) or not _named_boilerplate(element):
+            continue
+        if _inside(element, region, taken):
+            continue
+        if total is None:
+            total = _length(region)
+        length = _length(element)
+        if length < MAX_SHARE * total and next(element.iter("h1"), None) is None:
+            taken.add(element)
+            if form:
+                forms.append(element)
+            else:
+                named.append(element)
+                named_length += length
+    if named_length >= MAX_SHARE * (total or 0):  # the names describe the text: a thread of comments
         named = []
     for element in forms + named:
         drop(element)
+
+
+def _inside(element: lxml.html.HtmlElement, region: lxml.html.HtmlElement, taken: set) -> bool:
+    """Whether ``element`` lies in code or in a block taken already, below ``region``."""
+    for ancestor in element.iterancestors():
+        if ancestor is region:
+            return False
+        if ancestor in taken or ancestor.tag in _CODE:
+            return True
+    return False
 
 
 def _attribution(element: lxml.html.HtmlElement) -> bool:
