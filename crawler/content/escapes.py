@@ -68,14 +68,17 @@ _KEPT_BREAK = "\ufddd"
 _ALL_MARKS = (*_MARKS.values(), _TAG_MARK, _CODE_MARK, _KEPT_BREAK)
 _CHARS = {stand_in: unescape(char) for char, stand_in in _MARKS.items()}
 
-_COMMON = (  # each branch opens with a character, so the scan skips to the candidates
+#: Each branch opens with a literal character, none in a group or class: then ``re``
+#: scans for those characters alone and tries the branches only there (3x faster over
+#: a python3.11-doc page than with the number's group first).
+_COMMON = (
     r"`|_(?:(?<![^\W_]_)|(?![^\W_]))|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)"
-    r"|(?P<number>\ufdd6\s*\d{1,9})[.)](?=\s)"
+    r"|\ufdd6(?P<number>\s*\d{1,9})[.)](?=\s)"
 )
 #: What html-to-markdown leaves bare (the module docstring's list).
 HTML_TO_MARKDOWN = re.compile(r"\](?=\ufdd6*[(\[:])|" + _COMMON)
 #: What html2text leaves bare.
-HTML2TEXT = re.compile(r"[\[\]]|(?P<opening>\ufdd6\s*)(?:#|&gt;|~)|" + _COMMON)
+HTML2TEXT = re.compile(r"\[|\]|\ufdd6(?P<opening>\s*)(?:#|&gt;|~)|" + _COMMON)
 
 #: The elements whose text is code, or no text: left as they are. A name is whole
 #: (``<code-example>`` is not ``code``).
@@ -142,7 +145,8 @@ def unmark(markdown: str) -> str:
 def _stand_in(match: re.Match[str]) -> str:
     """The stand-in of the matched character, after the tag and number before it."""
     text, groups = match.group(), match.groupdict()
-    lead = groups["number"] or groups.get("opening") or ""
+    lead = groups["number"] if groups["number"] is not None else groups.get("opening")
+    lead = "" if lead is None else _TAG_MARK + lead
     return lead + _MARKS[text[len(lead) :]]
 
 
