@@ -197,3 +197,35 @@ def test_a_named_block_inside_a_dropped_one_is_counted_once():
     )
     prune(region)
     assert [el.tag for el in region] == ["p"]
+
+
+def test_a_landmark_that_wraps_named_boilerplate_gives_the_extractors_region_of_it():
+    # the main element holds the story, a teaser list no name gives away, and a named
+    # newsletter box: the name shows the landmark wraps more than the text, so the
+    # extractor's region inside it is taken, and the teasers go with the box
+    teasers = "".join(
+        f"<li><a href='/n/{n}'>{title}</a></li>"
+        for n, title in enumerate(("Bridge closes for repairs next week", "A new mayor for the old town"))
+    )
+    html = (
+        "<html><body><main><article><h1>Library stays open</h1>"
+        f"<p>{P1}</p><p>{P2}</p></article>"
+        f"<div class='elsewhere'><h2>Elsewhere on the site</h2><ul>{teasers}</ul></div>"
+        "<div class='newsletter'><p>Get the morning paper in your inbox.</p></div>"
+        "</main></body></html>"
+    )
+    assert md(html) == (f"# Library stays open\n\n{P1}\n\n{P2}", "main")
+
+
+def test_a_landmark_without_named_boilerplate_is_kept_whole_without_the_extractor(monkeypatch):
+    import crawler.content.main as main_module
+
+    def no_extractor(root):
+        raise AssertionError("the extractor ran on a landmark that names no boilerplate")
+
+    monkeypatch.setattr(main_module, "_extract_text", no_extractor)
+    html = (
+        "<html><body><main><h1>Library stays open</h1>"
+        f"<p>{P1}</p><div class='elsewhere'><h2>Elsewhere</h2><p>{P2}</p></div></main></body></html>"
+    )
+    assert md(html) == (f"# Library stays open\n\n{P1}\n\n## Elsewhere\n\n{P2}", "main")

@@ -33,7 +33,13 @@ The rule, in order:
 2. **The main landmark.** If, after the pre-pass, the document has exactly one ``main``
    element (HTML standard 4.4.14: "the dominant contents of the document"), or else
    exactly one element with ``role="main"`` (WAI-ARIA 1.2 ``main`` landmark), that element
-   is the main content: the author said so, and no heuristic can do better.
+   is the main content: the author said so, and no heuristic can do better. Unless it
+   wraps blocks named boilerplate (:func:`crawler.content.prune.boilerplate_blocks`: a
+   news site's ``main`` holding the story, its share bar, teasers and comments): then the
+   extractor's region inside the landmark is taken (step 4's search, from the landmark
+   down), and the landmark whole, less those blocks, when the extractor finds none or a
+   region under :data:`MIN_WORDS` words. A Sphinx page's landmark names none, so the
+   extractor never runs there (docs/performance.md, "Main content").
 3. **Link-dense pages keep everything the pre-pass kept.** When at least half of the
    remaining body text is link text (:data:`LINK_DENSE`: tables of contents, indexes,
    site maps), the pre-passed body is returned: extractors score link density as
@@ -69,7 +75,7 @@ import lxml.html
 
 from crawler.content.document import drop, parse, text_of
 from crawler.content.fragment import prepare
-from crawler.content.prune import prune
+from crawler.content.prune import boilerplate_blocks, prune
 from crawler.content.repeats import SiteBlocks, drop_repeated
 
 __all__ = ["main_content", "whole_page", "LINK_DENSE", "MIN_WORDS"]
@@ -134,8 +140,11 @@ def main_content(
     _strip_chrome(root)
     main = _main_landmark(root)
     if main is not None:
-        prune(main)
-        return _serialize(main)
+        doomed = boilerplate_blocks(main)
+        for element in doomed:
+            drop(element)
+        region = _landmark_region(main) if doomed and len(html) <= MAX_EXTRACT_CHARS else None
+        return _serialize(main if region is None else region)
     body = root.find("body")
     if body is None:
         return None
@@ -148,7 +157,7 @@ def main_content(
         return _serialize(body)
     if len(html) > MAX_EXTRACT_CHARS:  # the extractor's cost grows faster than the page
         return _serialize(body)
-    extracted = _extract_text(root)
+    extracted = _extract_text(copy.deepcopy(root))
     if extracted is None:
         return None
     region = _region(body, extracted)
@@ -242,13 +251,14 @@ def _serialize(element: lxml.html.HtmlElement) -> str:
     return lxml.html.tostring(element, encoding="unicode", method="html")
 
 
-def _extract_text(root: lxml.html.HtmlElement) -> str | None:
-    """The text trafilatura selects as the body of ``root`` (a copy: trafilatura prunes
-    the tree it is given), whitespace collapsed; ``None`` when it selects nothing."""
+def _extract_text(document: lxml.html.HtmlElement) -> str | None:
+    """The text trafilatura selects as the body of ``document``, whitespace collapsed;
+    ``None`` when it selects nothing. ``document`` is changed (trafilatura prunes the
+    tree it is given): the callers pass a copy."""
     import trafilatura  # imported on first use: only pages without a main landmark need it
 
-    document = trafilatura.bare_extraction(
-        copy.deepcopy(root),
+    extraction = trafilatura.bare_extraction(
+        document,
         favor_recall=True,
         include_comments=False,
         include_tables=True,
@@ -258,11 +268,26 @@ def _extract_text(root: lxml.html.HtmlElement) -> str | None:
         deduplicate=False,
         with_metadata=False,
     )
-    body = getattr(document, "body", None)
+    body = getattr(extraction, "body", None)
     if body is None:
         return None
     text = " ".join(ET.tostring(body, method="text", encoding="unicode").split())
     return text or None
+
+
+def _landmark_region(main: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+    """The region of ``main`` (the landmark) that holds the text the extractor selects
+    from a copy of the landmark alone (step 2's exception: a landmark that wraps named
+    boilerplate), or ``None`` to keep the landmark: none found, or one of fewer than
+    :data:`MIN_WORDS` words where the landmark has more."""
+    document = lxml.html.Element("html")  # the landmark alone: a smaller tree to extract from
+    ET.SubElement(document, "body").append(copy.deepcopy(main))
+    extracted = _extract_text(document)
+    region = None if extracted is None else _region(main, extracted)
+    if region is None or region is main:
+        return region
+    words = len(_WORD.findall(text_of(region)))
+    return region if words >= MIN_WORDS or words >= len(_WORD.findall(text_of(main))) else None
 
 
 def _region(body: lxml.html.HtmlElement, extracted: str) -> lxml.html.HtmlElement | None:
