@@ -49,11 +49,11 @@ The rule, in order:
    :func:`trafilatura.bare_extraction` (``favor_recall``, tables kept, no comments, no
    de-duplication) selects the body text; :func:`_region` finds the element of the page
    that holds at least :data:`REGION_SHARE` of that text and returns it, less the
-   link-dense blocks the extractor left out. The page's own HTML of that element is
-   converted, not trafilatura's rewrite of it: the rewrite loses what the corpus needs
-   (its output had turned a code block into a one-line quote, dropped a table and the
-   headings, and nested ``code`` in ``code``), while inside the region everything is
-   kept.
+   link-dense blocks and the boxes after the text's start that it left out. The page's
+   own HTML of that element is converted, not trafilatura's rewrite of it: the rewrite
+   loses what the corpus needs (its output had turned a code block into a one-line
+   quote, dropped a table and the headings, and nested ``code`` in ``code``), while
+   inside the region the rest is kept.
    Before steps 3 and 4, when the caller gives the page's site and its counts, the
    text blocks the body repeats from more than half of the site's pages go
    (:mod:`crawler.content.repeats`: footers, "subscribe" boxes no class names).
@@ -75,7 +75,7 @@ import lxml.html
 
 from crawler.content.document import drop, parse, text_of
 from crawler.content.fragment import prepare
-from crawler.content.prune import boilerplate_blocks, prune
+from crawler.content.prune import boilerplate_blocks, prune, slug_of_heading
 from crawler.content.repeats import SiteBlocks, drop_repeated
 
 __all__ = ["main_content", "whole_page", "LINK_DENSE", "MIN_WORDS"]
@@ -299,13 +299,19 @@ def _region(body: lxml.html.HtmlElement, extracted: str) -> lxml.html.HtmlElemen
     down, the child holding at least :data:`REGION_SHARE` of it is taken while there is
     one, but never past an ``article``, into a single text block, or past a sibling
     before it with a heading (the title an extractor leaves out of its text stays).
-    Inside that element, blocks with none of the selected text whose text is half links
-    or more (menus, tag clouds, "related" lists the pre-pass did not know) go.
+    Inside that element, blocks with none of the selected text go when their text is half
+    links or more (menus, tag clouds, "related" lists the pre-pass did not know), and
+    boxes (:func:`_unselected_box`) with none of it after the first selected text (a
+    teaser, a newsletter box, an author's card); before it they stay (a lead, a header,
+    a summary: what extractors most often leave out of an article).
     """
     weight: dict = {}
+    order: dict = {}  # element -> its place in document order
+    first = None  # the place of the first element whose own text was selected
     for element in body.iter():
         if not isinstance(element.tag, str):
             continue
+        order[element] = len(order)
         pieces: list[tuple[str | None, lxml.html.HtmlElement | None]] = [(element.text, element)]
         if element is not body:
             pieces.append((element.tail, element.getparent()))
@@ -313,6 +319,8 @@ def _region(body: lxml.html.HtmlElement, extracted: str) -> lxml.html.HtmlElemen
             piece = " ".join((piece or "").split())
             if len(piece) < 2 or piece not in extracted:
                 continue
+            if first is None and owner is element:
+                first = order[element]
             while owner is not None:
                 weight[owner] = weight.get(owner, 0) + len(piece)
                 if owner is body:
@@ -333,15 +341,25 @@ def _region(body: lxml.html.HtmlElement, extracted: str) -> lxml.html.HtmlElemen
         ):
             break
         region = best
-    doomed, stack = [], [region]
+    doomed, stack = [], [(region, False)]
     while stack:
-        for child in stack.pop():
+        parent, in_structure = stack.pop()
+        for child in parent:
             if not isinstance(child.tag, str):
                 continue
-            if weight.get(child, 0) == 0 and _link_dense(child):
+            unselected = weight.get(child, 0) == 0
+            if unselected and _link_dense(child):
+                doomed.append(child)
+            elif (
+                unselected
+                and not in_structure
+                and first is not None
+                and order[child] > first
+                and _unselected_box(child)
+            ):
                 doomed.append(child)
             else:
-                stack.append(child)
+                stack.append((child, in_structure or child.tag in _WHOLE_STRUCTURES))
     for element in doomed:
         drop(element)
     return region
@@ -350,6 +368,36 @@ def _region(body: lxml.html.HtmlElement, extracted: str) -> lxml.html.HtmlElemen
 #: Elements the region never narrows into: one block of text, not a container of them.
 _TEXT_BLOCKS = frozenset(("p", "pre", "li", "ul", "ol", "dl", "table", "blockquote", *(f"h{n}" for n in range(1, 7))))
 _HEADINGS = tuple(f"h{n}" for n in range(1, 7))
+
+
+#: Structures whose boxes inside are never dropped as unselected (a table's cells, a
+#: list's items, a quotation's parts: the structure stays whole).
+_WHOLE_STRUCTURES = frozenset(("table", "ul", "ol", "dl", "blockquote"))
+#: The boxes of blocks :func:`_region` drops when they hold none of the selected text.
+_BOXES = frozenset(("div", "section", "aside"))
+#: Classes of the text's own boxes, which extractors leave out: docutils' figures,
+#: footnotes, citations, topics, sidebars, rubrics and version notes, and the
+#: admonitions (docutils' directive names, which Sphinx, MkDocs and most themes share).
+_TEXT_BOXES = frozenset(
+    ("figure", "footnote", "footnote-list", "citation", "citation-list", "topic", "sidebar", "rubric")
+    + ("versionadded", "versionchanged", "deprecated", "deprecated-removed", "admonition", "seealso")
+    + ("attention", "caution", "danger", "error", "hint", "important", "note", "tip", "warning")
+)
+
+
+def _unselected_box(element: lxml.html.HtmlElement) -> bool:
+    """Whether ``element`` is a box of blocks that may go when it holds none of the
+    extractor's text: not one of the text's own boxes (:data:`_TEXT_BOXES`),
+    not a section whose id is its heading's slug (a section of the text, as docutils,
+    MkDocs and Hugo write it), and holding no code or table (extractors drop those, the
+    corpus keeps them)."""
+    identifier = element.get("id")
+    return (
+        element.tag in _BOXES
+        and _TEXT_BOXES.isdisjoint((element.get("class") or "").split())
+        and not (identifier and slug_of_heading(element, identifier))
+        and next(element.iter("pre", "code", "table"), None) is None
+    )
 
 
 def _has_heading(element: lxml.html.HtmlElement) -> bool:
