@@ -231,52 +231,40 @@ def test_a_landmark_without_named_boilerplate_is_kept_whole_without_the_extracto
     assert md(html) == (f"# Library stays open\n\n{P1}\n\n## Elsewhere\n\n{P2}", "main")
 
 
-P3 = "The city will pay for the new roof, and volunteers will run the lending desk on weekends."
-STORY = (
-    "<html><body><div id='page'><div class='story'>"
-    "<div class='lead'><p>The old library keeps its doors open.</p></div>"
-    f"<h1>Library stays open</h1><p>{P1}</p><p>{P2}</p>"
-    "<div class='box'><h3>Also today</h3><p>The swimming pool opens a week later than planned.</p></div>"
-    "<div class='figure'><img src='/lib.jpg' alt='The reading room'><p>The reading room in 1911</p></div>"
-    "<div class='box'><table><tr><th>year</th><th>loans</th></tr><tr><td>2023</td><td>9120</td></tr></table></div>"
-    f"<p>{P3}</p></div></div></body></html>"
-)
 
-
-def test_the_region_loses_the_boxes_after_the_text_that_the_extractor_left_out(monkeypatch):
-    # the extractor (stood in for) selected the title and the three paragraphs: the lead
-    # before them stays (extractors leave leads out), the teaser box after them goes,
-    # a figure and a box holding a table stay
+def test_a_form_beside_a_thread_of_comments_does_not_send_the_landmark_to_the_extractor(monkeypatch):
+    # found by a reviewer: the reply form made the extractor run, and it left the
+    # comments (the thread's text, kept by prune) out
     import crawler.content.main as main_module
 
-    selected = f"Library stays open {P1} {P2} {P3}"
-    monkeypatch.setattr(main_module, "_extract_text", lambda document: selected)
-    assert md(STORY) == (
-        f"The old library keeps its doors open.\n\n# Library stays open\n\n{P1}\n\n{P2}\n\n"
-        "![The reading room](http://h/lib.jpg)\n\nThe reading room in 1911\n\n"
-        f"| year | loans |\n| --- | --- |\n| 2023 | 9120 |\n\n{P3}",
-        "main",
-    )
+    def no_extractor(document):
+        raise AssertionError("the extractor ran on a landmark that names no boilerplate")
 
-
-def test_the_texts_own_boxes_stay_though_the_extractor_left_them_out(monkeypatch):
-    # a docs page without a landmark: a version note, a footnote list, a section named
-    # after its heading, and a box inside a quotation are the text's, whatever the
-    # extractor selected
-    import crawler.content.main as main_module
-
-    selected = f"Library stays open {P1} {P2}"
-    monkeypatch.setattr(main_module, "_extract_text", lambda document: selected)
+    monkeypatch.setattr(main_module, "_extract_text", no_extractor)
     html = (
-        "<html><body><div class='body'><h1>Library stays open</h1><p>{P1}</p>"
-        "<div class='versionadded'><p>New in version 3.9.</p></div>"
-        "<blockquote><div><p>Books are the quietest friends.</p></div></blockquote>"
-        "<section id='opening-hours'><h2>Opening hours</h2><p>Nine to five.</p></section>"
-        f"<p>{P2}</p><aside class='footnote-list'><aside class='footnote' id='f1'><p>Since 1911.</p></aside></aside>"
-        "</div></body></html>"
-    ).replace("{P1}", P1)
-    assert md(html) == (
-        f"# Library stays open\n\n{P1}\n\nNew in version 3.9.\n> Books are the quietest friends.\n\n"
-        f"## Opening hours\n\nNine to five.\n\n{P2}\n\nSince 1911.",
-        "main",
+        "<html><body><main><h1>Crash on empty input</h1><p>Parsing an empty file fails.</p>"
+        f"<div class='comment'><p>{P1}</p></div><div class='comment'><p>{P2}</p></div>"
+        "<form action='/comment'><textarea name='body'></textarea></form></main></body></html>"
     )
+    assert md(html) == (f"# Crash on empty input\n\nParsing an empty file fails.\n\n{P1}\n\n{P2}", "main")
+
+
+def test_a_landmark_region_keeps_its_link_lists_and_a_rejected_region_changes_nothing(monkeypatch):
+    # found by a reviewer: the region's link-dense clean-up took a docs page's "Further
+    # reading", and a region rejected for its size had already dropped blocks
+    import crawler.content.main as main_module
+
+    reading = "<h2>Further reading</h2><ul><li><a href='/a'>The tutorial</a></li><li><a href='/b'>The API</a></li></ul>"
+    html = (
+        "<html><body><main><div class='breadcrumbs'><a href='/'>Docs</a></div>"
+        f"<div class='text'><h1>Library stays open</h1><p>{P1}</p><div class='photo'><p>Photo: the hall.</p></div>"
+        f"{reading}</div></main></body></html>"
+    )
+    whole = (
+        f"# Library stays open\n\n{P1}\n\nPhoto: the hall.\n\n## Further reading\n\n"
+        "- [The tutorial](http://h/a)\n- [The API](http://h/b)"
+    )
+    monkeypatch.setattr(main_module, "_extract_text", lambda document: f"Library stays open {P1}")
+    assert md(html) == (whole, "main")
+    monkeypatch.setattr(main_module, "_extract_text", lambda document: "Photo: the hall.")  # too small a region
+    assert md(html) == (whole, "main")

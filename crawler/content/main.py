@@ -34,12 +34,16 @@ The rule, in order:
    element (HTML standard 4.4.14: "the dominant contents of the document"), or else
    exactly one element with ``role="main"`` (WAI-ARIA 1.2 ``main`` landmark), that element
    is the main content: the author said so, and no heuristic can do better. Unless it
-   wraps blocks named boilerplate (:func:`crawler.content.prune.boilerplate_blocks`: a
-   news site's ``main`` holding the story, its share bar, teasers and comments): then the
-   extractor's region inside the landmark is taken (step 4's search, from the landmark
-   down), and the landmark whole, less those blocks, when the extractor finds none or a
-   region under :data:`MIN_WORDS` words. A Sphinx page's landmark names none, so the
-   extractor never runs there (docs/performance.md, "Main content").
+   holds containers named boilerplate (:func:`crawler.content.prune.boilerplate_blocks`;
+   a form or footer alone does not count: a news site's ``main`` holding the story, its
+   teasers and comments): those go, then the extractor, given a copy of the landmark
+   alone, chooses the region inside it (step 4's search, from the landmark down, its
+   link lists kept: a docs page's contents and "See also"); the landmark is kept, less
+   those blocks, when the extractor finds none or a region under :data:`MIN_WORDS`
+   words. python3.11-doc's, flask-doc's and django-doc's landmarks name none, so the
+   extractor does not run there (docs/performance.md, "Main content"); themes whose
+   ``main`` holds breadcrumbs or sidebars (pydata-sphinx-theme, MkDocs Material) take
+   the extractor's region.
 3. **Link-dense pages keep everything the pre-pass kept.** When at least half of the
    remaining body text is link text (:data:`LINK_DENSE`: tables of contents, indexes,
    site maps), the pre-passed body is returned: extractors score link density as
@@ -49,11 +53,11 @@ The rule, in order:
    :func:`trafilatura.bare_extraction` (``favor_recall``, tables kept, no comments, no
    de-duplication) selects the body text; :func:`_region` finds the element of the page
    that holds at least :data:`REGION_SHARE` of that text and returns it, less the
-   link-dense blocks and the boxes after the text's start that it left out. The page's
-   own HTML of that element is converted, not trafilatura's rewrite of it: the rewrite
-   loses what the corpus needs (its output had turned a code block into a one-line
-   quote, dropped a table and the headings, and nested ``code`` in ``code``), while
-   inside the region the rest is kept.
+   link-dense blocks the extractor left out. The page's own HTML of that element is
+   converted, not trafilatura's rewrite of it: the rewrite loses what the corpus needs
+   (its output had turned a code block into a one-line quote, dropped a table and the
+   headings, and nested ``code`` in ``code``), while inside the region everything is
+   kept.
    Before steps 3 and 4, when the caller gives the page's site and its counts, the
    text blocks the body repeats from more than half of the site's pages go
    (:mod:`crawler.content.repeats`: footers, "subscribe" boxes no class names).
@@ -69,13 +73,14 @@ from __future__ import annotations
 
 import copy
 import re
+import typing
 
 import lxml.etree as ET
 import lxml.html
 
 from crawler.content.document import drop, parse, text_of
 from crawler.content.fragment import prepare
-from crawler.content.prune import boilerplate_blocks, prune, slug_of_heading
+from crawler.content.prune import CONTAINERS, boilerplate_blocks, prune
 from crawler.content.repeats import SiteBlocks, drop_repeated
 
 __all__ = ["main_content", "whole_page", "LINK_DENSE", "MIN_WORDS"]
@@ -143,7 +148,8 @@ def main_content(
         doomed = boilerplate_blocks(main)
         for element in doomed:
             drop(element)
-        region = _landmark_region(main) if doomed and len(html) <= MAX_EXTRACT_CHARS else None
+        named = any(element.tag in CONTAINERS for element in doomed)  # not only a form or footer
+        region = _landmark_region(main) if named and len(html) <= MAX_EXTRACT_CHARS else None
         return _serialize(main if region is None else region)
     body = root.find("body")
     if body is None:
@@ -160,9 +166,12 @@ def main_content(
     extracted = _extract_text(copy.deepcopy(root))
     if extracted is None:
         return None
-    region = _region(body, extracted)
-    if region is None:
+    found = _region(body, extracted)
+    if found is None:
         return None
+    for element in found.dense:
+        drop(element)
+    region = found.element
     words = len(_WORD.findall(text_of(region)))
     if words == 0 or (words < MIN_WORDS and len(_WORD.findall(text)) > words):
         return None
@@ -279,53 +288,52 @@ def _landmark_region(main: lxml.html.HtmlElement) -> lxml.html.HtmlElement | Non
     """The region of ``main`` (the landmark) that holds the text the extractor selects
     from a copy of the landmark alone (step 2's exception: a landmark that wraps named
     boilerplate), or ``None`` to keep the landmark: none found, or one of fewer than
-    :data:`MIN_WORDS` words where the landmark has more."""
+    :data:`MIN_WORDS` words where the landmark has more. Nothing is dropped here: the
+    link-dense blocks the extractor left out stay (a docs page's contents)."""
     document = lxml.html.Element("html")  # the landmark alone: a smaller tree to extract from
     ET.SubElement(document, "body").append(copy.deepcopy(main))
     extracted = _extract_text(document)
-    region = None if extracted is None else _region(main, extracted)
-    if region is None or region is main:
-        return region
-    words = len(_WORD.findall(text_of(region)))
-    return region if words >= MIN_WORDS or words >= len(_WORD.findall(text_of(main))) else None
+    found = None if extracted is None else _region(main, extracted)
+    if found is None:
+        return None
+    region = found.element
+    if region is not main:
+        words = len(_WORD.findall(text_of(region)))
+        if words < MIN_WORDS and words < len(_WORD.findall(text_of(main))):
+            return None
+    return region  # its link lists stay: a docs page's contents and "See also" boxes
 
 
-def _region(body: lxml.html.HtmlElement, extracted: str) -> lxml.html.HtmlElement | None:
-    """The element of ``body`` that holds the text trafilatura selected (step 4), with
-    the link-dense blocks it left out removed; ``None`` when none of it is found.
+class Region(typing.NamedTuple):
+    """An extractor's region of a page (:func:`_region`): nothing is dropped yet."""
+
+    #: The element that holds the selected text.
+    element: lxml.html.HtmlElement
+    #: The link-dense blocks inside it with none of that text.
+    dense: list
+
+
+def _region(body: lxml.html.HtmlElement, extracted: str) -> Region | None:
+    """The element of ``body`` that holds the text trafilatura selected (step 4), and the
+    blocks inside it to drop; ``None`` when none of the text is found. Nothing is changed.
 
     Every text piece of the page (an element's text or tail, whitespace collapsed) found
     in ``extracted`` adds its length to its element and their ancestors; from ``body``
     down, the child holding at least :data:`REGION_SHARE` of it is taken while there is
     one, but never past an ``article``, into a single text block, or past a sibling
     before it with a heading (the title an extractor leaves out of its text stays).
-    Inside that element, blocks with none of the selected text go when their text is half
-    links or more (menus, tag clouds, "related" lists the pre-pass did not know), and
-    boxes (:func:`_unselected_box`) with none of it after the first selected text (a
-    teaser, a newsletter box, an author's card); before it they stay (a lead, a header,
-    a summary: what extractors most often leave out of an article).
+    Inside that element, the blocks with none of the selected text whose text is half
+    links or more (menus, tag clouds, "related" lists the pre-pass did not know) are to go.
     """
     weight: dict = {}
-    order: dict = {}  # element -> its place in document order
-    first = None  # the place of the first element whose own text was selected
     for element in body.iter():
-        if not isinstance(element.tag, str):
+        if not isinstance(element.tag, str):  # a comment's tail is its parent's text
+            if element is not body and element.getparent() is not None:
+                _count(element.tail, element.getparent(), body, extracted, weight)
             continue
-        order[element] = len(order)
-        pieces: list[tuple[str | None, lxml.html.HtmlElement | None]] = [(element.text, element)]
+        _count(element.text, element, body, extracted, weight)
         if element is not body:
-            pieces.append((element.tail, element.getparent()))
-        for piece, owner in pieces:
-            piece = " ".join((piece or "").split())
-            if len(piece) < 2 or piece not in extracted:
-                continue
-            if first is None and owner is element:
-                first = order[element]
-            while owner is not None:
-                weight[owner] = weight.get(owner, 0) + len(piece)
-                if owner is body:
-                    break
-                owner = owner.getparent()
+            _count(element.tail, element.getparent(), body, extracted, weight)
     total = weight.get(body, 0)
     if not total:
         return None
@@ -341,63 +349,37 @@ def _region(body: lxml.html.HtmlElement, extracted: str) -> lxml.html.HtmlElemen
         ):
             break
         region = best
-    doomed, stack = [], [(region, False)]
+    dense, stack = [], [region]
     while stack:
-        parent, in_structure = stack.pop()
-        for child in parent:
+        for child in stack.pop():
             if not isinstance(child.tag, str):
                 continue
-            unselected = weight.get(child, 0) == 0
-            if unselected and _link_dense(child):
-                doomed.append(child)
-            elif (
-                unselected
-                and not in_structure
-                and first is not None
-                and order[child] > first
-                and _unselected_box(child)
-            ):
-                doomed.append(child)
+            if weight.get(child, 0) == 0 and _link_dense(child):
+                dense.append(child)
             else:
-                stack.append((child, in_structure or child.tag in _WHOLE_STRUCTURES))
-    for element in doomed:
-        drop(element)
-    return region
+                stack.append(child)
+    return Region(region, dense)
+
+
+def _count(
+    piece: str | None, owner: lxml.html.HtmlElement, body: lxml.html.HtmlElement, extracted: str, weight: dict
+) -> bool:
+    """Add the length of ``piece`` (a text or tail, whitespace collapsed) to ``owner`` and
+    its ancestors up to ``body`` when ``extracted`` holds it; whether it did."""
+    piece = " ".join((piece or "").split())
+    if len(piece) < 2 or piece not in extracted:
+        return False
+    while owner is not None:
+        weight[owner] = weight.get(owner, 0) + len(piece)
+        if owner is body:
+            break
+        owner = owner.getparent()
+    return True
 
 
 #: Elements the region never narrows into: one block of text, not a container of them.
 _TEXT_BLOCKS = frozenset(("p", "pre", "li", "ul", "ol", "dl", "table", "blockquote", *(f"h{n}" for n in range(1, 7))))
 _HEADINGS = tuple(f"h{n}" for n in range(1, 7))
-
-
-#: Structures whose boxes inside are never dropped as unselected (a table's cells, a
-#: list's items, a quotation's parts: the structure stays whole).
-_WHOLE_STRUCTURES = frozenset(("table", "ul", "ol", "dl", "blockquote"))
-#: The boxes of blocks :func:`_region` drops when they hold none of the selected text.
-_BOXES = frozenset(("div", "section", "aside"))
-#: Classes of the text's own boxes, which extractors leave out: docutils' figures,
-#: footnotes, citations, topics, sidebars, rubrics and version notes, and the
-#: admonitions (docutils' directive names, which Sphinx, MkDocs and most themes share).
-_TEXT_BOXES = frozenset(
-    ("figure", "footnote", "footnote-list", "citation", "citation-list", "topic", "sidebar", "rubric")
-    + ("versionadded", "versionchanged", "deprecated", "deprecated-removed", "admonition", "seealso")
-    + ("attention", "caution", "danger", "error", "hint", "important", "note", "tip", "warning")
-)
-
-
-def _unselected_box(element: lxml.html.HtmlElement) -> bool:
-    """Whether ``element`` is a box of blocks that may go when it holds none of the
-    extractor's text: not one of the text's own boxes (:data:`_TEXT_BOXES`),
-    not a section whose id is its heading's slug (a section of the text, as docutils,
-    MkDocs and Hugo write it), and holding no code or table (extractors drop those, the
-    corpus keeps them)."""
-    identifier = element.get("id")
-    return (
-        element.tag in _BOXES
-        and _TEXT_BOXES.isdisjoint((element.get("class") or "").split())
-        and not (identifier and slug_of_heading(element, identifier))
-        and next(element.iter("pre", "code", "table"), None) is None
-    )
 
 
 def _has_heading(element: lxml.html.HtmlElement) -> bool:

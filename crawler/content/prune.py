@@ -41,7 +41,7 @@ import lxml.html
 
 from crawler.content.document import drop, text_of
 
-__all__ = ["prune", "boilerplate_blocks", "slug_of_heading", "BOILERPLATE", "CONTAINERS", "MAX_SHARE"]
+__all__ = ["prune", "boilerplate_blocks", "BOILERPLATE", "CONTAINERS", "MAX_SHARE"]
 
 #: Words that name boilerplate in a ``class`` or ``id``, case-insensitively, as a whole
 #: part of a token: parts are cut at ``-``, ``_``, digits and where a lower-case letter
@@ -150,7 +150,7 @@ def _named_boilerplate(element: lxml.html.HtmlElement) -> bool:
     boilerplate (slugs of titles aside)."""
     names = element.get("class") or ""
     identifier = element.get("id")
-    if identifier and not slug_of_heading(element, identifier):
+    if identifier and not _slug_of_heading(element, identifier):
         names = f"{names} {identifier}"
     tokens = names.split()
     if not tokens or (_DOCUTILS_SIDEBAR in tokens and element.find("p[@class='sidebar-title']") is not None):
@@ -162,7 +162,7 @@ def _named_boilerplate(element: lxml.html.HtmlElement) -> bool:
     )
 
 
-def slug_of_heading(element: lxml.html.HtmlElement, identifier: str) -> bool:
+def _slug_of_heading(element: lxml.html.HtmlElement, identifier: str) -> bool:
     """Whether ``identifier`` is the slug of the heading that opens ``element`` (its first
     child that shows text, empty anchors such as docutils' ``<span id="comments"></span>``
     passed over): the heading's words, after its section number ("5.3.4. The meta
