@@ -11,6 +11,7 @@ the chrome), so the readers go first. Parsing is the dearest step after the Mark
 from __future__ import annotations
 
 import re
+import typing
 
 import lxml.etree as ET
 import lxml.html
@@ -55,7 +56,7 @@ def parse(text: str) -> lxml.html.HtmlElement | None:
     parser = ET.HTMLParser(encoding="utf-8", no_network=True, remove_pis=True, huge_tree=True)
     parser.set_element_class_lookup(_CLASSES)
     try:
-        return ET.fromstring(text.encode("utf-8", "replace"), parser)
+        return typing.cast(lxml.html.HtmlElement, ET.fromstring(text.encode("utf-8", "replace"), parser))
     except Exception:  # lxml raises XMLSyntaxError/ParserError/ValueError on hopeless input
         return None
 
