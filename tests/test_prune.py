@@ -199,24 +199,6 @@ def test_a_named_block_inside_a_dropped_one_is_counted_once():
     assert [el.tag for el in region] == ["p"]
 
 
-def test_a_landmark_that_wraps_named_boilerplate_gives_the_extractors_region_of_it():
-    # the main element holds the story, a teaser list no name gives away, and a named
-    # newsletter box: the name shows the landmark wraps more than the text, so the
-    # extractor's region inside it is taken, and the teasers go with the box
-    teasers = "".join(
-        f"<li><a href='/n/{n}'>{title}</a></li>"
-        for n, title in enumerate(("Bridge closes for repairs next week", "A new mayor for the old town"))
-    )
-    html = (
-        "<html><body><main><article><h1>Library stays open</h1>"
-        f"<p>{P1}</p><p>{P2}</p></article>"
-        f"<div class='elsewhere'><h2>Elsewhere on the site</h2><ul>{teasers}</ul></div>"
-        "<div class='newsletter'><p>Get the morning paper in your inbox.</p></div>"
-        "</main></body></html>"
-    )
-    assert md(html) == (f"# Library stays open\n\n{P1}\n\n{P2}", "main")
-
-
 def test_a_landmark_without_named_boilerplate_is_kept_whole_without_the_extractor(monkeypatch):
     import crawler.content.main as main_module
 
@@ -281,18 +263,3 @@ def test_text_after_an_html_comment_counts_as_selected(monkeypatch):
     )
     # the block stays; its link, whose text the extractor did not select, goes as before
     assert md(html) == (f"# Library stays open\n\n{P1}\n\nPrices are listed at", "main")
-
-
-def test_a_landmark_region_that_is_one_post_of_a_thread_gives_the_landmark(monkeypatch):
-    # found by a reviewer: on a Q&A page whose main holds a named tag list, the
-    # extractor took the question's body and the answers were lost; a region whose
-    # class repeats outside it is one post of several, so the landmark is kept
-    import crawler.content.main as main_module
-
-    monkeypatch.setattr(main_module, "_extract_text", lambda document: P1)
-    html = (
-        "<html><body><div role='main'><div class='question'><div class='post-body'>"
-        f"<p>{P1}</p></div><div class='post-taglist'><a href='/t/a'>library</a></div></div>"
-        f"<div class='answer'><div class='post-body'><p>{P2}</p></div></div></div></body></html>"
-    )
-    assert md(html) == (f"{P1}\n\n{P2}", "main")

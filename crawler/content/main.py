@@ -33,19 +33,7 @@ The rule, in order:
 2. **The main landmark.** If, after the pre-pass, the document has exactly one ``main``
    element (HTML standard 4.4.14: "the dominant contents of the document"), or else
    exactly one element with ``role="main"`` (WAI-ARIA 1.2 ``main`` landmark), that element
-   is the main content: the author said so, and no heuristic can do better. Unless it
-   holds containers named boilerplate (:func:`crawler.content.prune.boilerplate_blocks`;
-   a form or footer alone does not count: a news site's ``main`` holding the story, its
-   teasers and comments): those go, then the extractor, given a copy of the landmark
-   alone, chooses the region inside it (step 4's search, from the landmark down, its
-   link lists kept: a docs page's contents and "See also"); the landmark is kept, less
-   those blocks, when the extractor finds none, a region under :data:`MIN_WORDS`
-   words, or one post of several (the region, or an element between it and the
-   landmark, shares its tag and class with another element of the landmark: a Q&A
-   page's question among its answers). python3.11-doc's, flask-doc's and django-doc's landmarks name none, so the
-   extractor does not run there (docs/performance.md, "Main content"); themes whose
-   ``main`` holds breadcrumbs or sidebars (pydata-sphinx-theme, MkDocs Material) take
-   the extractor's region.
+   is the main content: the author said so, and no heuristic can do better.
 3. **Link-dense pages keep everything the pre-pass kept.** When at least half of the
    remaining body text is link text (:data:`LINK_DENSE`: tables of contents, indexes,
    site maps), the pre-passed body is returned: extractors score link density as
@@ -75,14 +63,13 @@ from __future__ import annotations
 
 import copy
 import re
-import typing
 
 import lxml.etree as ET
 import lxml.html
 
 from crawler.content.document import drop, parse, text_of
 from crawler.content.fragment import prepare
-from crawler.content.prune import CONTAINERS, boilerplate_blocks, prune
+from crawler.content.prune import prune
 from crawler.content.repeats import SiteBlocks, drop_repeated
 
 __all__ = ["main_content", "whole_page", "LINK_DENSE", "MIN_WORDS"]
@@ -147,12 +134,8 @@ def main_content(
     _strip_chrome(root)
     main = _main_landmark(root)
     if main is not None:
-        doomed = boilerplate_blocks(main)
-        for element in doomed:
-            drop(element)
-        named = any(element.tag in CONTAINERS for element in doomed)  # not only a form or footer
-        region = _landmark_region(main) if named and len(html) <= MAX_EXTRACT_CHARS else None
-        return _serialize(main if region is None else region)
+        prune(main)
+        return _serialize(main)
     body = root.find("body")
     if body is None:
         return None
@@ -165,15 +148,12 @@ def main_content(
         return _serialize(body)
     if len(html) > MAX_EXTRACT_CHARS:  # the extractor's cost grows faster than the page
         return _serialize(body)
-    extracted = _extract_text(copy.deepcopy(root))
+    extracted = _extract_text(root)
     if extracted is None:
         return None
-    found = _region(body, extracted)
-    if found is None:
+    region = _region(body, extracted)
+    if region is None:
         return None
-    for element in found.dense:
-        drop(element)
-    region = found.element
     words = len(_WORD.findall(text_of(region)))
     if words == 0 or (words < MIN_WORDS and len(_WORD.findall(text)) > words):
         return None
@@ -262,14 +242,13 @@ def _serialize(element: lxml.html.HtmlElement) -> str:
     return lxml.html.tostring(element, encoding="unicode", method="html")
 
 
-def _extract_text(document: lxml.html.HtmlElement) -> str | None:
-    """The text trafilatura selects as the body of ``document``, whitespace collapsed;
-    ``None`` when it selects nothing. ``document`` is changed (trafilatura prunes the
-    tree it is given): the callers pass a copy."""
+def _extract_text(root: lxml.html.HtmlElement) -> str | None:
+    """The text trafilatura selects as the body of ``root`` (a copy: trafilatura prunes
+    the tree it is given), whitespace collapsed; ``None`` when it selects nothing."""
     import trafilatura  # imported on first use: only pages without a main landmark need it
 
-    extraction = trafilatura.bare_extraction(
-        document,
+    document = trafilatura.bare_extraction(
+        copy.deepcopy(root),
         favor_recall=True,
         include_comments=False,
         include_tables=True,
@@ -279,85 +258,41 @@ def _extract_text(document: lxml.html.HtmlElement) -> str | None:
         deduplicate=False,
         with_metadata=False,
     )
-    body = getattr(extraction, "body", None)
+    body = getattr(document, "body", None)
     if body is None:
         return None
     text = " ".join(ET.tostring(body, method="text", encoding="unicode").split())
     return text or None
 
 
-def _landmark_region(main: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
-    """The region of ``main`` (the landmark) that holds the text the extractor selects
-    from a copy of the landmark alone (step 2's exception: a landmark that wraps named
-    boilerplate), or ``None`` to keep the landmark: none found, one of fewer than
-    :data:`MIN_WORDS` words where the landmark has more, or one post of several
-    (:func:`_one_of_many`). Nothing is dropped here: the
-    link-dense blocks the extractor left out stay (a docs page's contents)."""
-    document = lxml.html.Element("html")  # the landmark alone: a smaller tree to extract from
-    ET.SubElement(document, "body").append(copy.deepcopy(main))
-    extracted = _extract_text(document)
-    found = None if extracted is None else _region(main, extracted)
-    if found is None:
-        return None
-    region = found.element
-    if region is not main:
-        words = len(_WORD.findall(text_of(region)))
-        if words < MIN_WORDS and words < len(_WORD.findall(text_of(main))):
-            return None
-        if _one_of_many(region, main):
-            return None
-    return region  # its link lists stay: a docs page's contents and "See also" boxes
-
-
-def _one_of_many(region: lxml.html.HtmlElement, main: lxml.html.HtmlElement) -> bool:
-    """Whether ``region``, or an element between it and ``main``, shares its class with an
-    element of ``main`` outside it: one post of a thread, one answer of a Q&A page."""
-    element: lxml.html.HtmlElement | None = region
-    while element is not None and element is not main:
-        classes = element.get("class")
-        if classes:
-            for other in main.iter(element.tag):
-                if other is not element and other.get("class") == classes and not _related(other, element):
-                    return True
-        element = element.getparent()
-    return False
-
-
-def _related(a: lxml.html.HtmlElement, b: lxml.html.HtmlElement) -> bool:
-    """Whether one of ``a`` and ``b`` holds the other."""
-    return any(x is b for x in a.iterancestors()) or any(x is a for x in b.iterancestors())
-
-
-class Region(typing.NamedTuple):
-    """An extractor's region of a page (:func:`_region`): nothing is dropped yet."""
-
-    #: The element that holds the selected text.
-    element: lxml.html.HtmlElement
-    #: The link-dense blocks inside it with none of that text.
-    dense: list
-
-
-def _region(body: lxml.html.HtmlElement, extracted: str) -> Region | None:
-    """The element of ``body`` that holds the text trafilatura selected (step 4), and the
-    blocks inside it to drop; ``None`` when none of the text is found. Nothing is changed.
+def _region(body: lxml.html.HtmlElement, extracted: str) -> lxml.html.HtmlElement | None:
+    """The element of ``body`` that holds the text trafilatura selected (step 4), with
+    the link-dense blocks it left out removed; ``None`` when none of it is found.
 
     Every text piece of the page (an element's text or tail, whitespace collapsed) found
     in ``extracted`` adds its length to its element and their ancestors; from ``body``
     down, the child holding at least :data:`REGION_SHARE` of it is taken while there is
     one, but never past an ``article``, into a single text block, or past a sibling
     before it with a heading (the title an extractor leaves out of its text stays).
-    Inside that element, the blocks with none of the selected text whose text is half
-    links or more (menus, tag clouds, "related" lists the pre-pass did not know) are to go.
+    Inside that element, blocks with none of the selected text whose text is half links
+    or more (menus, tag clouds, "related" lists the pre-pass did not know) go.
     """
     weight: dict = {}
     for element in body.iter():
-        if not isinstance(element.tag, str):  # a comment's tail is its parent's text
-            if element is not body and element.getparent() is not None:
-                _count(element.tail, element.getparent(), body, extracted, weight)
-            continue
-        _count(element.text, element, body, extracted, weight)
-        if element is not body:
-            _count(element.tail, element.getparent(), body, extracted, weight)
+        pieces: list[tuple[str | None, lxml.html.HtmlElement | None]] = []
+        if isinstance(element.tag, str):
+            pieces.append((element.text, element))
+        if element is not body:  # a comment's tail is its parent's text too
+            pieces.append((element.tail, element.getparent()))
+        for piece, owner in pieces:
+            piece = " ".join((piece or "").split())
+            if len(piece) < 2 or piece not in extracted:
+                continue
+            while owner is not None:
+                weight[owner] = weight.get(owner, 0) + len(piece)
+                if owner is body:
+                    break
+                owner = owner.getparent()
     total = weight.get(body, 0)
     if not total:
         return None
@@ -373,32 +308,18 @@ def _region(body: lxml.html.HtmlElement, extracted: str) -> Region | None:
         ):
             break
         region = best
-    dense, stack = [], [region]
+    doomed, stack = [], [region]
     while stack:
         for child in stack.pop():
             if not isinstance(child.tag, str):
                 continue
             if weight.get(child, 0) == 0 and _link_dense(child):
-                dense.append(child)
+                doomed.append(child)
             else:
                 stack.append(child)
-    return Region(region, dense)
-
-
-def _count(
-    piece: str | None, owner: lxml.html.HtmlElement | None, body: lxml.html.HtmlElement, extracted: str, weight: dict
-) -> bool:
-    """Add the length of ``piece`` (a text or tail, whitespace collapsed) to ``owner`` and
-    its ancestors up to ``body`` when ``extracted`` holds it; whether it did."""
-    piece = " ".join((piece or "").split())
-    if len(piece) < 2 or piece not in extracted:
-        return False
-    while owner is not None:
-        weight[owner] = weight.get(owner, 0) + len(piece)
-        if owner is body:
-            break
-        owner = owner.getparent()
-    return True
+    for element in doomed:
+        drop(element)
+    return region
 
 
 #: Elements the region never narrows into: one block of text, not a container of them.

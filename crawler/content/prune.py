@@ -41,7 +41,7 @@ import lxml.html
 
 from crawler.content.document import drop, text_of
 
-__all__ = ["prune", "boilerplate_blocks", "BOILERPLATE", "CONTAINERS", "MAX_SHARE"]
+__all__ = ["prune", "BOILERPLATE", "CONTAINERS", "MAX_SHARE"]
 
 #: Words that name boilerplate in a ``class`` or ``id``, case-insensitively, as a whole
 #: part of a token: parts are cut at ``-``, ``_``, digits and where a lower-case letter
@@ -91,13 +91,6 @@ _SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)*\.\s+")
 
 def prune(region: lxml.html.HtmlElement) -> None:
     """Drop the boilerplate blocks inside ``region``, in place (the module docstring)."""
-    for element in boilerplate_blocks(region):
-        drop(element)
-
-
-def boilerplate_blocks(region: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
-    """The blocks :func:`prune` drops from ``region`` (the module docstring), in document
-    order within each kind: forms and footers, then named blocks."""
     total = None
     forms, named, named_length = [], [], 0
     taken: set[lxml.html.HtmlElement] = set()  # the blocks dropped: a block inside one is not judged
@@ -125,7 +118,8 @@ def boilerplate_blocks(region: lxml.html.HtmlElement) -> list[lxml.html.HtmlElem
                 named_length += length
     if named_length >= MAX_SHARE * (total or 0):  # the names describe the text: a thread of comments
         named = []
-    return forms + named
+    for element in forms + named:
+        drop(element)
 
 
 def _inside(element: lxml.html.HtmlElement, region: lxml.html.HtmlElement, taken: set) -> bool:
