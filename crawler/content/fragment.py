@@ -52,6 +52,8 @@ import unicodedata
 
 import lxml.html
 
+from crawler.content.document import text_of
+
 __all__ = ["prepare"]
 
 #: Step 0: controls inside the content that are not its text: a heading's permalink
@@ -100,7 +102,7 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
             edits[image] = image.get("alt") or ""
     for button in fragment.iter("button"):
         classes = (button.get("class") or "").lower().split()
-        if _COPY_CLASSES.intersection(classes) or button.text_content().strip().lower() in _COPY_TEXT:
+        if _COPY_CLASSES.intersection(classes) or text_of(button).strip().lower() in _COPY_TEXT:
             edits[button] = ""
     for link in fragment.iter("a"):
         href = link.get("href")
@@ -112,7 +114,7 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
         elif href is None or href.strip().lower().startswith("javascript:"):
             edits[link] = None
         elif not (link.text or "").strip() and _empty(link):
-            edits[link] = " " if link.text_content() else ""  # its space stays
+            edits[link] = " " if text_of(link) else ""  # its space stays
     for pre in fragment.iter("pre"):  # None: unwrapped
         edits.update(dict.fromkeys(inner for inner in pre.iter("a", *_BLOCKS) if inner is not pre))
     for table in fragment.iter("table"):
@@ -138,11 +140,11 @@ def _is_control(link: lxml.html.HtmlElement, href: str, classes: str, leads_to_c
     if "headerlink" in tokens:
         return True
     if href.startswith("#") and ("permalink" in (link.get("title") or "").lower() or "anchor" in classes.lower()):
-        if link.text_content().strip() in _PERMALINK_TEXT:
+        if text_of(link).strip() in _PERMALINK_TEXT:
             return True
     if not leads_to_control:
         return False
-    text = link.text_content().strip()
+    text = text_of(link).strip()
     return any(where.search(href) and name.fullmatch(text) for name, where in _CONTROLS)
 
 
@@ -197,7 +199,7 @@ def _empty(link: lxml.html.HtmlElement) -> bool:
     (the converter would write its ``aria-label``, ``title`` or URL in its place)."""
     if not len(link):
         return True
-    return not link.text_content().strip() and not any((img.get("alt") or "").strip() for img in link.iter("img"))
+    return not text_of(link).strip() and not any((img.get("alt") or "").strip() for img in link.iter("img"))
 
 
 def _whitespace_outside(element: lxml.html.HtmlElement) -> None:
@@ -237,7 +239,7 @@ def _flanking(element: lxml.html.HtmlElement) -> bool:
     emphasis: a delimiter next to punctuation inside must have whitespace or
     punctuation (or nothing) on its outer side (CommonMark 6.2, left- and right-flanking
     delimiter runs; the converter moves the content's outer whitespace outside)."""
-    raw = element.text_content()
+    raw = text_of(element)
     text = raw.strip()
     if not text:
         return True
@@ -275,4 +277,4 @@ def _char_after(element: lxml.html.HtmlElement) -> str:
 
 def _text(node: lxml.html.HtmlElement) -> str:
     """The text an element shows; none for a comment or processing instruction."""
-    return node.text_content() if isinstance(node.tag, str) else ""
+    return text_of(node) if isinstance(node.tag, str) else ""
