@@ -102,7 +102,7 @@ def prune(region: lxml.html.HtmlElement) -> None:
         if form:
             if _attribution(element):
                 continue
-        elif not (element.get("class") or element.get("id")) or not _named_boilerplate(element):
+        elif not _named_boilerplate(element):
             continue
         if _inside(element, region, taken):
             continue
