@@ -42,6 +42,9 @@ RETRY = Outcome.RETRY.value
 #: that origin moments ago (the task was queued before the dispatcher knew). Does not
 #: use up an attempt.
 DEFERRED = "deferred: origin paused by Retry-After"
+#: TaskDone.error of a task sent back unrequested because this machine lost its frontier
+#: shard's lease (``--redis``): the new holder fetches it. Does not use up an attempt.
+LEASE_LOST = "deferred: shard lease lost"
 #: The result of a robots.txt task (not a claimed URL: no record, no visited state).
 ROBOTS = Outcome.ROBOTS.value
 
@@ -88,6 +91,9 @@ class FetchTask:
             sitemap at ``url`` (``depth`` counts sitemap-index levels). Robots and
             sitemap tasks are not claimed URLs: no record, no visited state.
         error: for :data:`KIND_FAIL`, the reason recorded (``None``: :data:`CRASHED`).
+        ticket: with ``--redis`` only, the lease token (``machine:epoch``) and stream
+            entry id the task was read under (:mod:`crawler.engine.rediscrawl`): its
+            settle is refused once the lease is lost. ``None`` otherwise.
     """
 
     url: str
@@ -98,6 +104,7 @@ class FetchTask:
     attempt: int = 0
     kind: str = KIND_PAGE
     error: str | None = None
+    ticket: str | None = None
 
     @property
     def fetch_url(self) -> str:

@@ -1,0 +1,123 @@
+"""The state a crawl shares through Redis (crawler/engine/rediscrawl.py, leases.py),
+against a real redis-server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+
+import pytest
+
+from crawler.engine.leases import ShardLeases
+from crawler.engine.messages import FetchTask
+from crawler.engine.rediscrawl import FENCED, ClusterMismatch, RedisCrawl, page_task
+from tests.helpers.redisserver import RedisServer
+
+
+@pytest.fixture
+def redis_url(tmp_path):
+    with RedisServer(str(tmp_path)) as server:
+        yield server.url
+
+
+def _claim_all(url: str, name: str, urls: list[str], start: multiprocessing.synchronize.Event, out) -> None:
+    crawl = RedisCrawl(url, name)
+    start.wait(30)
+    won = []
+    for at in range(0, len(urls), 1000):
+        batch = urls[at : at + 1000]
+        won += [u for u, w in zip(batch, crawl.claim_tasks([page_task(u) for u in batch])) if w]
+    out.put(won)
+
+
+def test_four_processes_racing_on_100000_urls_win_each_exactly_once(redis_url):
+    crawl = RedisCrawl(redis_url, "race")
+    crawl.create_or_join({"seeds": ["http://127.0.0.1/"]})
+    urls = [f"http://h{n % 7}.test/p/{n}" for n in range(100_000)]
+    ctx = multiprocessing.get_context("spawn")
+    start, out = ctx.Event(), ctx.Queue()
+    # each process claims in its own order, so the races are on every URL
+    orders = [urls, urls[::-1], urls[50_000:] + urls[:50_000], urls[1::2] + urls[::2]]
+    procs = [ctx.Process(target=_claim_all, args=(redis_url, "race", order, start, out)) for order in orders]
+    for proc in procs:
+        proc.start()
+    start.set()
+    won = [out.get(timeout=120) for _ in procs]
+    for proc in procs:
+        proc.join(30)
+    every = [u for w in won for u in w]
+    assert len(every) == 100_000 and set(every) == set(urls)
+    assert all(won)  # every process won some: the claims did race
+    counts = crawl.counts()
+    assert counts["claimed"] == counts["open"] == 100_000
+    queued = sum(crawl.client.xlen(crawl.stream_key(s)) for s in range(crawl.frontier_shards))
+    assert queued == 100_000
+
+
+def test_settle_marks_acknowledges_and_queues_the_links_won_in_one_step(redis_url):
+    crawl = RedisCrawl(redis_url, "settle", frontier_shards=1)
+    crawl.create_or_join({"seeds": ["http://a.test/"]})
+    assert crawl.claim_tasks([page_task("http://a.test/"), page_task("http://a.test/")]) == [True, False]
+    leases = ShardLeases(crawl, "m1", ttl_s=30)
+    token = leases.acquire(0)
+    assert token == "m1:1" and leases.acquire(0) is None
+    [seed] = crawl.read(0, "m1", token, 10)
+    assert seed.url == "http://a.test/" and seed.ticket == f"{token}|" + seed.ticket.split("|")[1]
+    assert crawl.pending(0) == {"m1": 1} and crawl.waiting(0) == 0
+    links = [FetchTask("http://a.test/x", 1, seed.url), FetchTask("http://a.test/", 1, seed.url)]
+    assert crawl.settle(seed, "visited", links) == [True, False]
+    assert crawl.state(seed.url) == "visited" and crawl.state("http://a.test/x") == "in_flight"
+    assert crawl.counts() == {"claimed": 2, "open": 1, "visited": 1, "failed": 0, "skipped": 0}
+    assert crawl.pending(0) == {} and crawl.waiting(0) == 1  # the seed's entry is gone, x waits
+    assert crawl.settle(seed, "visited", links) == []  # a repeated settle changes nothing
+    assert crawl.counts()["open"] == 1
+    [x] = crawl.read(0, "m1", token, 10)
+    assert (x.url, x.depth, x.parent) == ("http://a.test/x", 1, "http://a.test/")
+    assert crawl.settle(x, "failed") == []
+    assert crawl.open_count() == 0 and crawl.counts()["failed"] == 1
+    with pytest.raises(ValueError, match="unknown final state"):
+        crawl.settle(x, "in_flight")
+
+
+def test_a_stalled_holder_is_fenced_and_the_new_holder_takes_its_entries_over(redis_url):
+    crawl = RedisCrawl(redis_url, "fence", frontier_shards=1)
+    crawl.create_or_join({"seeds": []})
+    crawl.claim_tasks([page_task(f"http://a.test/{n}") for n in range(3)])
+    a, b = ShardLeases(crawl, "a", ttl_s=0.3), ShardLeases(crawl, "b", ttl_s=30)
+    token_a = a.acquire(0)
+    read_by_a = crawl.read(0, "a", token_a, 2)
+    assert len(read_by_a) == 2 and a.holds(token_a, read_by_a[0].url)
+    time.sleep(0.5)  # a stalls past its lease
+    assert a.renew({0: token_a}) == {0}
+    token_b = b.acquire(0)
+    assert token_b == "b:2" and not a.holds(token_a, read_by_a[0].url)
+    assert crawl.settle(read_by_a[0], "visited", [FetchTask("http://a.test/new", 1)]) == FENCED
+    assert crawl.state(read_by_a[0].url) == "in_flight" and crawl.state("http://a.test/new") is None
+    taken = crawl.take_over(0, "b", token_b)
+    assert sorted(t.url for t in taken) == sorted(t.url for t in read_by_a)
+    assert crawl.pending(0) == {"b": 2}
+    for task in taken + crawl.read(0, "b", token_b, 10):
+        assert crawl.settle(task, "visited") == []
+    assert crawl.open_count() == 0 and crawl.counts()["visited"] == 3
+    assert b.release(0, token_b) and not a.release(0, token_a) and b.holder(0) is None
+
+
+def test_joining_with_other_seeds_is_a_one_line_error(redis_url):
+    RedisCrawl(redis_url, "join").create_or_join({"seeds": ["http://a.test/"], "scope": "host"})
+    assert not RedisCrawl(redis_url, "join").create_or_join({"seeds": ["http://a.test/"], "scope": "host"})
+    with pytest.raises(ClusterMismatch, match=r"^crawl 'join' in Redis has other seeds: ") as caught:
+        RedisCrawl(redis_url, "join").create_or_join({"seeds": ["http://b.test/"], "scope": "host"})
+    assert "\n" not in str(caught.value)
+    with pytest.raises(ClusterMismatch, match="has other layout"):
+        RedisCrawl(redis_url, "join", frontier_shards=8).create_or_join({"seeds": ["http://a.test/"], "scope": "host"})
+
+
+def test_machines_alive_come_from_heartbeats_in_server_time(redis_url):
+    crawl = RedisCrawl(redis_url, "alive", frontier_shards=8)
+    a, b = ShardLeases(crawl, "a", ttl_s=0.3), ShardLeases(crawl, "b", ttl_s=30)
+    assert a.heartbeat() == ["a"]
+    assert b.heartbeat() == ["a", "b"] and b.share(2) == 4
+    time.sleep(0.5)
+    assert b.heartbeat() == ["b"] and b.share(1) == 8
+    b.leave()
+    assert a.heartbeat() == ["a"]
