@@ -235,7 +235,7 @@ def finish_page_shards(config: CrawlConfig) -> dict:
 def finish_outputs(
     config: CrawlConfig,
     outcome: CrawlOutcome,
-    table: VisitedProxy,
+    table: VisitedProxy | None,
     states: dict | None,
     wall_s: float,
     aborted: CrawlerError | None = None,
@@ -245,7 +245,9 @@ def finish_outputs(
 
     Args:
         outcome: what the dispatcher's run ended with (:meth:`Dispatcher.outcome`).
-        table: the visited table (links lost with a dead fetcher are marked skipped).
+        table: the visited table (links lost with a dead fetcher are marked skipped);
+            ``None`` with ``--redis``, where the links a page won are in the shared
+            frontier as soon as they are claimed.
         states: the visited table's per-state counts, or None if the table was lost.
         aborted: the error that stopped the crawl early, if any.
 
@@ -266,7 +268,7 @@ def finish_outputs(
     unclaimed = []  # in scope, linked from a recorded page, never claimed
     if aborted is not None:
         unclaimed = never_claimed(config, graph, tree, listing.is_listed)
-    elif outcome.fetcher_deaths:  # a fetcher that died after settling a page took its won links
+    elif outcome.fetcher_deaths and table is not None:  # a fetcher that died after settling a page took its won links
         unclaimed = never_claimed(config, graph, tree, listing.is_listed, LOST_WITH_FETCHER)
         try:
             for url, *_ in unclaimed:

@@ -329,9 +329,36 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
         help="also write OUT/site/<host>/<path>.md, one Markdown file per page, and "
         "site/index.tsv (url -> file) (default: off)",
     )
+    if mode == "crawl":
+        _cluster_arguments(p)
     p.add_argument("--quiet", action="store_true", help="no progress lines, only errors")
     p.add_argument("--version", action="version", version=f"crawler {__version__}")
     return p
+
+
+def _cluster_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of a crawl run by several machines through Redis."""
+    group = p.add_argument_group("several machines (Redis)")
+    group.add_argument(
+        "--redis",
+        metavar="URL",
+        help="share the crawl through Redis (redis://HOST:PORT/DB): run the same command on every machine, "
+        "each with its own --out; the first creates the crawl, the others join it (default: one machine)",
+    )
+    group.add_argument(
+        "--crawl-name",
+        metavar="NAME",
+        help="the crawl's name in Redis (default: crawl- and a hash of the seeds)",
+    )
+    group.add_argument("--machine", metavar="NAME", help="this machine's name in the crawl (default: HOST-PID)")
+    group.add_argument(
+        "--lease",
+        type=_positive_float,
+        default=30.0,
+        metavar="S",
+        help="seconds a machine keeps its frontier shards without renewing them; after it, a stalled or "
+        "dead machine's shards and in-flight URLs go to the others (default: %(default)g)",
+    )
 
 
 def config_from_args(args: argparse.Namespace) -> CrawlConfig:
@@ -383,6 +410,10 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         keep_boilerplate=args.keep_boilerplate,
         site_repeats=not args.no_site_repeats,
         converter=args.converter,
+        redis=getattr(args, "redis", None),
+        crawl_name=getattr(args, "crawl_name", None),
+        machine=getattr(args, "machine", None),
+        lease_s=getattr(args, "lease", 30.0),
     ).validated()
 
 
@@ -407,6 +438,10 @@ def _main(argv: Sequence[str] | None, signals: StopOnSignal) -> int:
     from crawler.engine.progress import summary_table
 
     argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] == "status":
+        return _status(argv[1:])
+    if argv and argv[0] == "merge":
+        return _merge(argv[1:])
     mode = argv.pop(0) if argv and argv[0] in MODES else "crawl"
     args = build_parser(mode).parse_args(argv)
     args.mode = mode
@@ -419,7 +454,12 @@ def _main(argv: Sequence[str] | None, signals: StopOnSignal) -> int:
         return _map(args, signals)
     try:
         config = config_from_args(args)
-        summary = crawl(config, signals)
+        if config.redis is not None:
+            from crawler.cluster import crawl_cluster
+
+            summary = crawl_cluster(config, signals)
+        else:
+            summary = crawl(config, signals)
     except CrawlerError as exc:
         print(f"crawler: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -441,6 +481,59 @@ def _main(argv: Sequence[str] | None, signals: StopOnSignal) -> int:
         print(f"crawler: stopped ({summary['stopped']}); run the same command again to resume", file=sys.stderr)
     print(json.dumps({k: summary[k] for k in keys}))
     print(f"output: {config.out_dir}")
+    return EXIT_OK
+
+
+def _status(argv: list[str]) -> int:
+    """``python -m crawler status --redis URL [--crawl-name N | SEED...]``: the live counts
+    of a crawl run through Redis, as JSON on stdout."""
+    from crawler.cluster import status
+
+    p = argparse.ArgumentParser(
+        prog="python -m crawler status", description="Print the live state of a crawl run through Redis, as JSON."
+    )
+    p.add_argument("seeds", nargs="*", metavar="URL", help="the crawl's seed URLs (to derive its default name)")
+    p.add_argument("--seeds", dest="seed_file", metavar="FILE", help="the crawl's seed file")
+    p.add_argument("--redis", required=True, metavar="URL", help="redis://HOST:PORT/DB")
+    p.add_argument("--crawl-name", metavar="NAME", help="the crawl's name (default: derived from the seeds)")
+    args = p.parse_args(argv)
+    try:
+        name = args.crawl_name
+        if name is None:
+            positional = [seed_url(raw) for raw in args.seeds]
+            from_file = read_seed_file(args.seed_file) if args.seed_file is not None else []
+            if not positional and not from_file:
+                raise ConfigError("give --crawl-name, or the crawl's seeds to derive it")
+            name = CrawlConfig(seeds=combine(positional, from_file), out_dir=".").cluster_name()
+        print(json.dumps(status(args.redis, name), indent=2))
+    except CrawlerError as exc:
+        print(f"crawler: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_OK
+
+
+def _merge(argv: list[str]) -> int:
+    """``python -m crawler merge DIR... --out FINAL``: one crawl's machine folders gathered
+    into one (:mod:`crawler.output.merge`); the summary's counts as JSON on stdout."""
+    from crawler.output.merge import merge_folders
+
+    p = argparse.ArgumentParser(
+        prog="python -m crawler merge",
+        description="Write the outputs of a crawl run on several machines (--redis) from their folders: "
+        "one record per URL, edges, tree, skipped URLs, sites and summary.",
+    )
+    p.add_argument("folders", nargs="+", metavar="DIR", help="the machines' --out folders")
+    p.add_argument("--out", required=True, help="the merged output folder (new or empty)")
+    p.add_argument("--compress", choices=COMPRESSIONS, help="compress the merged page shards (default: plain)")
+    args = p.parse_args(argv)
+    try:
+        summary = merge_folders(args.folders, args.out, compression=args.compress)
+    except CrawlerError as exc:
+        print(f"crawler: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    keys = ("claimed", "visited", "failed", "skipped", "records_repeated", "edges", "sites", "reconciled")
+    print(json.dumps({k: summary[k] for k in keys}))
+    print(f"output: {args.out}")
     return EXIT_OK
 
 

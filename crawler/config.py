@@ -12,6 +12,8 @@ import dataclasses
 import os
 import re
 
+import xxhash
+
 from crawler.content.convert import CONVERTERS, DEFAULT_CONVERTER
 from crawler.errors import ConfigError
 from crawler.output.shards import COMPRESSIONS, DEFAULT_SHARD_BYTES, zstd_available
@@ -155,6 +157,16 @@ class CrawlConfig:
             than this gets a shard of its own.
         mirror: at the end of the crawl, write ``out_dir/site/<host>/<path>.md``, one file
             per page with Markdown, and ``site/index.tsv`` (:mod:`crawler.output.mirror`).
+        redis: ``None`` (the embedded default: manager process and ``state.sqlite``) or a
+            ``redis://HOST:PORT/DB`` URL: the visited table, the frontier and the shard
+            leases are shared there by every machine running the same crawl
+            (:mod:`crawler.engine.rediscrawl`); ``out_dir`` is this machine's own.
+        crawl_name: the crawl's name in Redis; ``None``: derived from the seeds
+            (:meth:`cluster_name`).
+        machine: this machine's name in the crawl (unique; letters, digits, ``.``, ``_``,
+            ``-``); ``None``: ``HOST-PID``.
+        lease_s: seconds a frontier shard's lease lasts unless renewed (every third of
+            it): a machine that stops answering loses its shards after this long.
     """
 
     seeds: tuple[str, ...]
@@ -203,11 +215,23 @@ class CrawlConfig:
     compress: str | None = None
     shard_bytes: int = DEFAULT_SHARD_BYTES
     mirror: bool = False
+    redis: str | None = None
+    crawl_name: str | None = None
+    machine: str | None = None
+    lease_s: float = 30.0
 
     @property
     def seed_keys(self) -> tuple[str, ...]:
         """The seeds' visited-table keys (:func:`crawler.web.urlnorm.key_of`)."""
         return tuple(key_of(seed) for seed in self.seeds)
+
+    def cluster_name(self) -> str:
+        """The crawl's name in Redis: ``crawl_name``, else ``crawl-`` and 12 hex digits of
+        the xxh3 of the sorted seed keys (machines given the same seeds join one crawl)."""
+        if self.crawl_name:
+            return self.crawl_name
+        digest = xxhash.xxh3_64_hexdigest("\n".join(sorted(self.seed_keys)).encode("utf-8", "surrogatepass"))
+        return f"crawl-{digest[:12]}"
 
     def resume_settings(self) -> dict:
         """The settings a resume must not change, JSON-able: the seeds' keys, the allowed
@@ -290,6 +314,8 @@ class CrawlConfig:
             raise ConfigError(
                 f"--shard-size must be from 1 byte to {MAX_SHARD_BYTES // 2**20} MiB, got {self.shard_bytes} bytes"
             )
+        if self.redis is not None:
+            self._validate_cluster()
         for domain in self.allow_domains:
             if domain_key(domain) is None:
                 raise ConfigError(
@@ -301,3 +327,19 @@ class CrawlConfig:
             except re.error as exc:
                 raise ConfigError(f"bad regex {pattern!r}: {exc}") from None
         return self
+
+    def _validate_cluster(self) -> None:
+        """The settings ``--redis`` needs or cannot take (one-line ConfigErrors)."""
+        assert self.redis is not None  # validated() calls this with --redis only
+        if not self.redis.startswith(("redis://", "rediss://", "unix://")):
+            raise ConfigError(f"--redis must be a redis://HOST:PORT/DB URL, got {self.redis!r}")
+        for name, flag in (("max_pages", "--max-pages"), ("max_pages_per_site", "--max-pages-per-site")):
+            if getattr(self, name) is not None:
+                raise ConfigError(f"{flag} is not supported with --redis yet (each machine would count its own)")
+        if self.mode != "crawl":
+            raise ConfigError("map is not supported with --redis")
+        for value, flag in ((self.crawl_name, "--crawl-name"), (self.machine, "--machine")):
+            if value is not None and not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", value):
+                raise ConfigError(f"{flag} must be 1 to 64 letters, digits, '.', '_' or '-', got {value!r}")
+        if not 1.0 <= self.lease_s <= MAX_TIMEOUT_S:
+            raise ConfigError(f"--lease must be from 1 to {MAX_TIMEOUT_S:g} s, got {self.lease_s:g}")

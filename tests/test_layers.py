@@ -17,6 +17,7 @@ TOP = {
     "vocabulary": "base",
     "config": "config",
     "api": "front",
+    "cluster": "front",
     "cli": "front",
     "seeds": "front",
     "__main__": "front",

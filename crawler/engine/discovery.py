@@ -55,16 +55,18 @@ class Discovery:
         self.sitemaps_seen: set[str] = set()
         self.sitemaps_read = 0
 
-    def robots_done(self, message: TaskDone, now: float) -> RobotsRules:
+    def robots_done(self, message: TaskDone, now: float, fetched: bool = True) -> RobotsRules:
         """Set the rules of the origin ``message.url`` from its robots.txt result, or
         schedule another attempt (an unreachable file, attempts left). Returns the rules
         the result gives, set or not: its :meth:`RobotsRules.status_line` is the
-        attempt's outcome for the per-site report."""
+        attempt's outcome for the per-site report. ``fetched``: False for the final answer
+        another machine fetched (``--redis``): set as it is, never tried again, not
+        counted in :attr:`robots_fetches`."""
         origin = message.url
-        self.robots_fetches += 1
+        self.robots_fetches += fetched
         rules = RobotsRules.from_response(message.status, message.robots_body, message.error)
         host = self.politeness.host(origin)
-        if rules.unreachable and host.robots_attempts <= self.config.retries:
+        if fetched and rules.unreachable and host.robots_attempts <= self.config.retries:
             wait = backoff_s(host.robots_attempts - 1, self.config.retry_base_s, self.config.retry_cap_s, self.rng)
             log.info("%s: %s; trying again in %.1f s", origin, rules.describe(), wait)
             self.politeness.robots_retry(origin, now + wait)

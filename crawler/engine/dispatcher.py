@@ -58,6 +58,7 @@ import collections
 import dataclasses
 import itertools
 import logging
+import os
 import random
 import time
 from collections.abc import Iterable, Iterator
@@ -65,6 +66,7 @@ from multiprocessing.context import BaseContext
 from typing import TYPE_CHECKING, Any
 
 from crawler.config import CrawlConfig
+from crawler.engine.clusterfeed import IDLE_POLL_S, ClusterFeed
 from crawler.engine.discovery import Discovery
 from crawler.engine.frontier import Frontier, MemoryFrontier
 from crawler.engine.messages import (
@@ -75,6 +77,7 @@ from crawler.engine.messages import (
     KIND_ROBOTS,
     KIND_ROBOTS_REDIRECT,
     KIND_SITEMAP,
+    LEASE_LOST,
     MAX_CRASHES,
     PAGE,
     PAGE_TIMEOUT,
@@ -90,6 +93,7 @@ from crawler.engine.outcome import CrawlOutcome
 from crawler.engine.politeness import Politeness
 from crawler.engine.pool import FetcherPool
 from crawler.engine.progress import Progress, ProgressStats
+from crawler.engine.rediscrawl import RedisCrawl
 from crawler.engine.scheduler import SITE_LIMIT, Scheduler
 from crawler.engine.statestore import CONTENT_DUPLICATE, CONTENT_NEAR, StateStore, content_kind
 from crawler.engine.statestore import FAILED as FAILED_STATE
@@ -98,9 +102,10 @@ from crawler.engine.statestore import IN_FLIGHT as IN_FLIGHT_STATE
 from crawler.engine.statestore import SKIPPED as SKIPPED_STATE
 from crawler.engine.statestore import VISITED as VISITED_STATE
 from crawler.engine.stats import CrawlCounters, ProcessTreeMonitor
-from crawler.engine.visited import VisitedProxy
+from crawler.engine.visited import Claims, LocalClaims, VisitedProxy
 from crawler.engine.watchdog import Watchdog
 from crawler.errors import CrawlerError, FetcherDied, ManagerDied
+from crawler.output.writers import SKIP_LOG, LineWriter
 from crawler.web.fetch import DEFAULT_USER_AGENT
 from crawler.web.retry import RetryQueue, backoff_s
 from crawler.web.robots import ROBOTS_MAX_REDIRECTS
@@ -122,6 +127,9 @@ MAX_DEATHS = 20
 #: Seconds between commits of the state store (a crash loses at most this much
 #: bookkeeping; the records on disk fill the gap when the crawl is resumed).
 COMMIT_INTERVAL_S = 0.25
+#: With --redis: most seconds between two turns of the cluster feed while the local
+#: frontier has work (each counts the local frontier per origin).
+FEED_INTERVAL_S = 0.02
 #: Seconds an abort waits for results already sent.
 ABANDON_WAIT_S = 0.2
 
@@ -145,22 +153,33 @@ class Dispatcher:
         earlier: what the earlier runs of a resumed crawl finished
             (:attr:`crawler.engine.resume.ResumeReport.earlier`): the counters, the
             progress display and ``--max-pages-per-site`` start from it.
+        cluster: with ``--redis``, this machine's :class:`crawler.engine.clusterfeed.ClusterFeed`
+            (``table`` is then the :class:`crawler.engine.rediscrawl.RedisCrawl`): the seeds
+            and the links won go to the shared frontier, the local frontier is fed from
+            the shards this machine leases, a stop leaves what it read to the others, and
+            the crawl ends when no URL is open on any machine.
     """
 
     def __init__(
         self,
         config: CrawlConfig,
         ctx: BaseContext,
-        table: VisitedProxy,
+        table: VisitedProxy | RedisCrawl,
         manager: Any = None,  # a VisitedManager: its _process is not in typeshed
         frontier: Frontier | None = None,
         store: StateStore | None = None,
         expected_urls: int | None = None,
         earlier: EarlierRuns | None = None,
+        cluster: ClusterFeed | None = None,
     ) -> None:
         self.config = config
         self.ctx = ctx
         self.table = table
+        self.claims: Claims = table if isinstance(table, RedisCrawl) else LocalClaims(table)
+        self.cluster = cluster
+        self.dropped = 0  # with --redis: tasks of shards no longer held here, left to their holder
+        #: with --redis: every skip as it happens (a killed machine's are not lost to `merge`)
+        self._skip_log = LineWriter(os.path.join(config.out_dir, SKIP_LOG)) if cluster is not None else None
         self.store = store
         self.manager = manager
         self.frontier = frontier if frontier is not None else MemoryFrontier()
@@ -204,7 +223,7 @@ class Dispatcher:
         #: robots.txt redirect target on another origin -> the origins whose rules it gives
         self._robots_waiting: dict[str, list[str]] = {}
         self._query_variants: dict[str, int] = {}  # URL without query -> URLs with one
-        self._to_mark: list[str] = []  # skipped URLs not yet marked in the table
+        self._to_mark: list[FetchTask] = []  # skipped tasks not yet marked in the table
         self._cold = False
         self._unqueued = False
         self._next_commit = 0.0
@@ -212,6 +231,7 @@ class Dispatcher:
         self._settled: list[tuple[str, str, str | None]] = []
         self._received: collections.deque = collections.deque()  # read, not yet handled
         self._next_liveness_check = 0.0
+        self._next_feed = 0.0
         self._next_memory_check = 0.0
         self._memory_slowed = False
         self._gate_closed = False  # the last fill stopped at the gate or a limit
@@ -252,9 +272,13 @@ class Dispatcher:
         self.watchdog.start()
         try:
             keys = self.config.seed_keys
-            for seed, key, won in zip(self.config.seeds, keys, self.table.claim_many(keys)):
-                if won:
-                    self.scheduler.push(FetchTask(key, 0, request_url=None if seed == key else seed))
+            seeds = [
+                FetchTask(key, 0, request_url=None if seed == key else seed)
+                for seed, key in zip(self.config.seeds, keys)
+            ]
+            for task, won in zip(seeds, self.claims.claim_tasks(seeds)):
+                if won and self.cluster is None:  # with --redis, the shared frontier has it
+                    self.scheduler.push(task)
             self._loop()
             self._check_children()  # a manager that died near the end must not pass unseen
             self.monitor.sample()  # CPU and memory of every child before they exit
@@ -265,12 +289,25 @@ class Dispatcher:
             raise
         finally:
             self.watchdog.stop()
+            self._leave_cluster()
             self._commit(time.monotonic(), force=True)
             if self.display.mode == "bar":
                 self._next_progress = 0.0  # the bar's last state: the final counts
                 self._progress()
             self.display.close()
             self.pool.shutdown(self._cold)
+            if self._skip_log is not None:
+                self._skip_log.close()
+
+    def _leave_cluster(self) -> None:
+        """With ``--redis``: give up every lease, so what this machine read and did not
+        settle goes to the other machines (or to the next one started) at once."""
+        if self.cluster is None:
+            return
+        try:
+            self.cluster.leave()
+        except Exception as exc:  # noqa: BLE001  # Redis gone: the leases expire on their own
+            log.warning("could not release the shard leases (%s); they expire in %g s", exc, self.config.lease_s)
 
     def start(self) -> None:
         """Start the fetcher processes (:meth:`run` does it if not done yet)."""
@@ -285,8 +322,10 @@ class Dispatcher:
     def _loop(self) -> None:
         while True:
             now = time.monotonic()
+            if self.cluster is not None and self.stop_reason is None:
+                self._feed(now)
             self._fill(now)
-            if not self.pool.outstanding() and not self._waiting():
+            if not self.pool.outstanding() and not self._waiting() and self._cluster_done():
                 return
             messages, dead = self.pool.receive(self._timeout(now))
             self._received.extend(messages)
@@ -309,11 +348,42 @@ class Dispatcher:
             self._progress()
             self.loop_turned_at = now
 
+    def _feed(self, now: float) -> None:
+        """With ``--redis``: the cluster feed's turn (leases, reads) onto the local frontier,
+        at most every :data:`FEED_INTERVAL_S` while the local frontier has work."""
+        assert self.cluster is not None  # called with --redis only
+        assert isinstance(self.frontier, MemoryFrontier)  # what crawler.cluster gives with --redis
+        if now < self._next_feed and len(self.frontier):
+            return
+        self._next_feed = now + FEED_INTERVAL_S
+        self._queue_discovered(self.cluster.tick(now, self.frontier.waiting_by_origin(), self.in_flight))
+
+    def _drop(self, task: FetchTask) -> None:
+        """With ``--redis``: leave ``task``, which this machine no longer owns, to the
+        holder of its shard (its entry is pending in Redis, where the holder takes it
+        over). If the shard itself is gone, so is every task of its origin waiting here
+        (one robots.txt task would otherwise come back for ever)."""
+        assert self.cluster is not None  # called with --redis only
+        origin = origin_of(task.url)
+        dropped = [task]
+        if not self.cluster.holds(origin):
+            while self.frontier.has_waiting(origin):
+                dropped.append(self.frontier.pop(origin))
+        self.dropped += sum(t.kind in (KIND_PAGE, KIND_FAIL) for t in dropped)
+        self.scheduler.refresh(origin)  # next() took the origin out of the heap
+
+    def _cluster_done(self) -> bool:
+        """Without ``--redis``, True; with it, True once no URL is open on any machine,
+        or this machine was told to stop."""
+        return self.cluster is None or self.stop_reason is not None or self.cluster.finished()
+
     def _timeout(self, now: float) -> float:
         """How long to wait for results: until the next retry or origin is due (unless
         the last fill stopped at the capacity gate or a limit: then a result is what
         changes things), at most :data:`LIVENESS_CHECK_S`."""
         wake = self.retries.next_due()
+        if self.cluster is not None:  # new work comes from Redis, not from a result
+            wake = now + IDLE_POLL_S if wake is None else min(wake, now + IDLE_POLL_S)
         if not self._gate_closed:
             at = self.scheduler.wake_at()
             if at is not None:
@@ -357,6 +427,14 @@ class Dispatcher:
             if task is None:
                 self._gate_closed = False  # nothing due: the next origin's time matters
                 break
+            if self.cluster is not None:
+                if not self.cluster.owns(task):  # its shard went to another machine
+                    self._drop(task)
+                    continue
+                if task.kind == KIND_ROBOTS and self._robots_from_cluster(task.url, now):
+                    continue
+                if task.ticket is None:  # robots.txt, a sitemap: the fetcher checks the lease too
+                    task = dataclasses.replace(task, ticket=self.cluster.ticket_of(task.url))
             if not self.pool.put(task, now):
                 self._put_back(task, now)
                 break
@@ -423,7 +501,8 @@ class Dispatcher:
             task = self.pool.release(KIND_SITEMAP, message.url)
             self._finished(KIND_SITEMAP, message.url, now, message)
             self.discovery.sitemap_done(message, task)
-            self._queue_discovered(message.discovered)
+            if self.cluster is None:  # with --redis, the shared frontier has them
+                self._queue_discovered(message.discovered)
             return
         kind = KIND_FAIL if (KIND_FAIL, message.url) in self.pool.owner else KIND_PAGE
         self.pool.release(kind, message.url)
@@ -448,9 +527,23 @@ class Dispatcher:
         self.counters.add(message)
         if message.url in self.seed_keys and self.seed_outcome is None:
             self.seed_outcome = message
-        self._queue_discovered(message.discovered)
+        if self.cluster is None:  # with --redis, the shared frontier has them
+            self._queue_discovered(message.discovered)
         if message.table_failed and check:
             self._check_children()
+
+    def _robots_from_cluster(self, origin: str, now: float) -> bool:
+        """With ``--redis``: apply ``origin``'s robots.txt answer another machine (or this
+        one, earlier) fetched; False if there is none yet."""
+        assert self.cluster is not None  # called with --redis only
+        stored = self.cluster.crawl.robots_of(origin)
+        if stored is None:
+            return False
+        status, body, error = stored
+        answer = TaskDone(-1, origin, ROBOTS, status, error, robots_body=body)
+        self.discovery.robots_done(answer, now, fetched=False)
+        self.scheduler.refresh(origin)
+        return True
 
     def _robots_answer(self, origin: str, message: TaskDone, hops: int, now: float) -> None:
         """The robots.txt answer for ``origin`` after ``hops`` redirects to other origins:
@@ -467,6 +560,8 @@ class Dispatcher:
         rules = self.discovery.robots_done(answer, now)
         if self.store is not None:  # this attempt's outcome, kept for sites.tsv after a resume
             self.store.set_robots_status(origin, rules.status_line())
+        if self.cluster is not None and answer.error != LEASE_LOST and self.politeness.host(origin).robots is not None:
+            self.cluster.crawl.store_robots(origin, answer.status, answer.robots_body, answer.error)
         self.scheduler.refresh(origin)
 
     def _exchanged(self, message: Exchanged, now: float) -> None:
@@ -538,7 +633,7 @@ class Dispatcher:
         wait = message.retry_after_s
         if wait is None:
             wait = backoff_s(task.attempt, self.config.retry_base_s, self.config.retry_cap_s, self._rng)
-        deferred = message.error == DEFERRED  # sent back unrequested: not an attempt
+        deferred = message.error in (DEFERRED, LEASE_LOST)  # sent back unrequested: not an attempt
         retry = task if deferred else dataclasses.replace(task, attempt=task.attempt + 1)
         self.retries.push(retry, now + wait)
         if self.store is not None and retry.kind == KIND_PAGE:
@@ -555,9 +650,11 @@ class Dispatcher:
         """A claimed URL that will not be fetched (robots.txt, a trap guard): listed
         now, marked in the table in batches (:meth:`_flush_skips`), and in the store
         (``pushed``: it has a row already)."""
-        self._to_mark.append(task.url)
+        self._to_mark.append(task)
         if task.url in self.seed_keys and reason.startswith("robots.txt"):
             self.seed_skips.append(reason)
+        if self._skip_log is not None:
+            self._skip_log.write_lines((f"{task.url}\t{task.depth}\t{task.parent or ''}\t{reason}",))
         if self.store is None:
             self.skipped.append((task, reason))
         else:
@@ -569,7 +666,7 @@ class Dispatcher:
     def _flush_skips(self) -> None:
         while self._to_mark:
             batch, self._to_mark = self._to_mark[:1000], self._to_mark[1000:]
-            self.table.mark_many(batch, "skipped")
+            self.claims.mark_skipped(batch)
 
     # -- children ------------------------------------------------------------------
     def _check_children(self) -> None:
@@ -608,7 +705,7 @@ class Dispatcher:
             if task.kind == KIND_ROBOTS:
                 continue
             if task.kind in (KIND_PAGE, KIND_FAIL):
-                state = self.table.state(task.url)
+                state = self.claims.state(task.url)
                 if state in ("visited", "failed"):  # recorded; only its result was lost
                     self._lost_result(worker_id, task.url, state)
                     self.dispatched += 1  # it was fetched: it counts for the limits
@@ -715,18 +812,22 @@ class Dispatcher:
         self.left_reason = reason
         for task in self.retries.drain():
             self.frontier.push(task)
-        batch: list[str] = []
+        batch: list[FetchTask] = []
         error: Exception | None = None
         for task in self.frontier.drain():
             if task.kind not in (KIND_PAGE, KIND_FAIL):  # not claimed
                 continue
+            if self.cluster is not None and not self.cluster.owns(task):
+                continue  # another machine holds it now
             disallowed = self._disallowed_reason(task)
             if disallowed is not None:  # final, as any robots.txt skip: a resume skips it too
                 self._skip(task, disallowed)
                 continue
+            if self.cluster is not None:  # stays pending in Redis: the next holder fetches it
+                continue
             if self.store is None:
                 self.unfinished.append((task, self.unfinished_reason(task.url)))
-            batch.append(task.url)
+            batch.append(task)
             if len(batch) == 1000 and error is None:
                 error = self._mark_skipped(batch)
                 batch = []
@@ -736,11 +837,11 @@ class Dispatcher:
         if error is not None:
             raise error
 
-    def _mark_skipped(self, urls: list[str]) -> Exception | None:
-        """Mark ``urls`` skipped in the table; the error raised, if any."""
+    def _mark_skipped(self, tasks: list[FetchTask]) -> Exception | None:
+        """Mark ``tasks`` skipped in the table; the error raised, if any."""
         try:
-            if urls:
-                self.table.mark_many(urls, "skipped")
+            if tasks:
+                self.claims.mark_skipped(tasks)
         except Exception as exc:  # noqa: BLE001 (raised by _skip_frontier once drained)
             return exc
         return None

@@ -86,6 +86,10 @@ class MemoryFrontier:
         """True if ``origin`` has a waiting task."""
         return origin in self._by_origin
 
+    def waiting_by_origin(self) -> dict[str, int]:
+        """Tasks waiting per origin (O(origins x depths present))."""
+        return {origin: sum(map(len, by_depth.values())) for origin, by_depth in self._by_origin.items()}
+
     def __len__(self) -> int:
         return self._size
 

@@ -34,6 +34,7 @@ from multiprocessing.process import BaseProcess
 from crawler.config import CrawlConfig
 from crawler.engine.channel import TaskChannel
 from crawler.engine.messages import KIND_PAGE, STOP, FetchTask
+from crawler.engine.rediscrawl import RedisCrawl
 from crawler.engine.stats import ProcessTreeMonitor
 from crawler.engine.visited import VisitedProxy
 from crawler.engine.worker import fetcher_main
@@ -60,12 +61,17 @@ class FetcherPool:
     Args:
         ctx: the multiprocessing context (start method).
         config: the frozen :class:`crawler.config.CrawlConfig` handed to each fetcher.
-        table: proxy of the manager-hosted visited table, handed to each fetcher.
+        table: proxy of the manager-hosted visited table (or, with ``--redis``, the
+            :class:`crawler.engine.rediscrawl.RedisCrawl`), handed to each fetcher.
         monitor: a :class:`crawler.engine.stats.ProcessTreeMonitor` told each fetcher's role.
     """
 
     def __init__(
-        self, ctx: BaseContext, config: CrawlConfig, table: VisitedProxy, monitor: ProcessTreeMonitor | None = None
+        self,
+        ctx: BaseContext,
+        config: CrawlConfig,
+        table: VisitedProxy | RedisCrawl,
+        monitor: ProcessTreeMonitor | None = None,
     ) -> None:
         self.ctx = ctx
         self.config = config

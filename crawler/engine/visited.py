@@ -26,10 +26,11 @@ import threading
 from collections.abc import Iterable, Sequence
 from multiprocessing.context import BaseContext
 from multiprocessing.managers import BaseManager, BaseProxy
-from typing import Any
+from typing import Any, Protocol
 
 from crawler.content.neardup import NearDuplicateIndex
 from crawler.engine.lifeline import watch_parent
+from crawler.engine.messages import FetchTask
 from crawler.engine.signals import child_signals
 from crawler.vocabulary import UrlState
 from crawler.web.urlnorm import fingerprint
@@ -253,6 +254,72 @@ class OfferedKeys:
 
     def __len__(self) -> int:
         return len(self._seen)
+
+
+class Claims(Protocol):
+    """What fetchers and the dispatcher ask of a visited table, in tasks: implemented by
+    :class:`LocalClaims` (the embedded table) and :class:`crawler.engine.rediscrawl.RedisCrawl`."""
+
+    def claim_tasks(self, tasks: Sequence[FetchTask]) -> list[bool]: ...
+
+    def settle(self, task: FetchTask, state: str, links: Sequence[FetchTask] = ()) -> list[bool] | str: ...
+
+    def mark_skipped(self, tasks: Sequence[FetchTask]) -> None: ...
+
+    def fail_if_in_flight(self, task: FetchTask) -> None: ...
+
+    def may_fetch(self, task: FetchTask) -> bool: ...
+
+    def register_content(
+        self, content_fingerprint: int, simhash: int, url: str
+    ) -> tuple[str | None, str | None, int | None]: ...
+
+    def state(self, url: str) -> str | None: ...
+
+
+class LocalClaims:
+    """The claims of one process (a fetcher or the dispatcher) on the embedded visited
+    table, in tasks: the same methods as :class:`crawler.engine.rediscrawl.RedisCrawl`,
+    so the engine is written once for both backends. Only URLs cross to the manager.
+
+    Args:
+        table: the manager's :class:`VisitedProxy` (or a :class:`VisitedTable` in tests).
+    """
+
+    def __init__(self, table: VisitedProxy | VisitedTable) -> None:
+        self.table = table
+
+    def claim_tasks(self, tasks: Sequence[FetchTask]) -> list[bool]:
+        """:meth:`VisitedTable.claim_many` of the tasks' URLs."""
+        return self.table.claim_many([t.url for t in tasks]) if tasks else []
+
+    def settle(self, task: FetchTask, state: str, links: Sequence[FetchTask] = ()) -> list[bool]:
+        """:meth:`VisitedTable.settle` of ``task``'s URL and the links' URLs."""
+        return self.table.settle(task.url, state, [t.url for t in links])
+
+    def mark_skipped(self, tasks: Sequence[FetchTask]) -> None:
+        """Mark the tasks' URLs skipped (:meth:`VisitedTable.mark_many`)."""
+        if tasks:
+            self.table.mark_many([t.url for t in tasks], "skipped")
+
+    def fail_if_in_flight(self, task: FetchTask) -> None:
+        """Mark ``task``'s URL failed unless it is final already."""
+        if self.table.state(task.url) == "in_flight":
+            self.table.mark(task.url, "failed")
+
+    def may_fetch(self, task: FetchTask) -> bool:
+        """Always True: one machine owns every origin."""
+        return True
+
+    def register_content(
+        self, content_fingerprint: int, simhash: int, url: str
+    ) -> tuple[str | None, str | None, int | None]:
+        """:meth:`VisitedTable.register_content`."""
+        return self.table.register_content(content_fingerprint, simhash, url)
+
+    def state(self, url: str) -> str | None:
+        """:meth:`VisitedTable.state`."""
+        return self.table.state(url)
 
 
 class VisitedProxy(BaseProxy):

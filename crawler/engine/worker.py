@@ -50,6 +50,7 @@ from crawler.engine.messages import (
     KIND_ROBOTS,
     KIND_ROBOTS_REDIRECT,
     KIND_SITEMAP,
+    LEASE_LOST,
     NON_HTML,
     PAGE,
     REDIRECT,
@@ -61,8 +62,9 @@ from crawler.engine.messages import (
     FetchTask,
     TaskDone,
 )
+from crawler.engine.rediscrawl import FENCED, RedisCrawl
 from crawler.engine.signals import child_signals
-from crawler.engine.visited import OfferedKeys, VisitedProxy, VisitedTable
+from crawler.engine.visited import Claims, LocalClaims, OfferedKeys, VisitedProxy, VisitedTable
 from crawler.errors import RecordWritten
 from crawler.output.graph import LINK
 from crawler.output.graph import REDIRECT as REDIRECT_EDGE
@@ -140,7 +142,8 @@ class PageProcessor:
     Args:
         worker_id: this fetcher's number.
         config: the crawl's :class:`crawler.config.CrawlConfig`.
-        table: the visited table (a proxy, or a local table in tests).
+        table: the visited table (a proxy, or a local table in tests), or with ``--redis``
+            the :class:`crawler.engine.rediscrawl.RedisCrawl`.
         writer: this process's :class:`crawler.output.writers.RecordWriter`.
         notify: called with an :class:`crawler.engine.messages.Exchanged` once a page's body
             is read, before it is parsed (the result pipe's sender); ``None``: not told.
@@ -150,13 +153,14 @@ class PageProcessor:
         self,
         worker_id: int,
         config: CrawlConfig,
-        table: VisitedProxy | VisitedTable,
+        table: VisitedProxy | VisitedTable | RedisCrawl,
         writer: RecordWriter,
         notify: Callable[[Exchanged], object] | None = None,
     ) -> None:
         self.worker_id = worker_id
         self.config = config
         self.table = table
+        self.claims: Claims = table if isinstance(table, RedisCrawl) else LocalClaims(table)
         self.writer = writer
         self.scope = Scope.from_config(config)
         self.offered = OfferedKeys()
@@ -184,11 +188,21 @@ class PageProcessor:
         wait = self.paused.get(origin, 0.0) - time.monotonic()
         if task.kind == KIND_PAGE and wait > 0:
             return TaskDone(self.worker_id, task.url, RETRY, None, DEFERRED, retry_after_s=wait)
+        if task.ticket is not None and not self.claims.may_fetch(task):  # --redis: another machine's now
+            return self._lease_lost(task)
         started = time.monotonic()
         done = self._run(task, client, started)
         if done.latency_s is None:
             done = dataclasses.replace(done, latency_s=time.monotonic() - started)
         return done
+
+    def _lease_lost(self, task: FetchTask) -> TaskDone:
+        """The answer to a task whose shard lease this machine lost: nothing requested."""
+        if task.kind == KIND_ROBOTS or task.kind == KIND_ROBOTS_REDIRECT:
+            return TaskDone(self.worker_id, task.url, ROBOTS, None, LEASE_LOST)
+        if task.kind == KIND_SITEMAP:
+            return TaskDone(self.worker_id, task.url, SITEMAP, None, LEASE_LOST)
+        return TaskDone(self.worker_id, task.url, RETRY, None, LEASE_LOST, retry_after_s=0.0)
 
     def _run(self, task: FetchTask, client: HttpClient, started: float) -> TaskDone:
         if task.kind in (KIND_ROBOTS, KIND_ROBOTS_REDIRECT):
@@ -280,7 +294,7 @@ class PageProcessor:
             if key in self.scope and self.offered.first_offer(key):
                 claims.setdefault(key, FetchTask(key, 0, task.url, (), _unless_key(sent, key)))
         tasks = list(claims.values())
-        won = self.table.claim_many([t.url for t in tasks]) if tasks else []
+        won = self.claims.claim_tasks(tasks)
         return TaskDone(
             self.worker_id,
             task.url,
@@ -377,9 +391,12 @@ class PageProcessor:
             self.worker_id, task.url, outcome, response.status if response else None, record["error"], record["bytes"]
         )
         try:
-            won = self.table.settle(task.url, state, [t.url for t in claims])
+            won = self.claims.settle(task, state, claims)
         except Exception as exc:  # the record is on disk: crash() must not write another
             raise RecordWritten(done) from exc
+        if won == FENCED:  # --redis: this machine stalled past its lease; the new holder fetches it
+            log.warning("%s: recorded after this machine lost its shard's lease; the new holder owns it", task.url)
+            return done
         return dataclasses.replace(done, discovered=tuple(t for t, w in zip(claims, won) if w))
 
     def _fail(self, task: FetchTask, reason: str, response: Response | None) -> TaskDone:
@@ -452,7 +469,7 @@ class PageProcessor:
             assert fingerprint is not None and near_hash is not None  # not mapping: set above
             registered = (int(fingerprint, 16), near_hash)
             try:
-                first, near, distance = self.table.register_content(registered[0], near_hash, task.url)
+                first, near, distance = self.claims.register_content(registered[0], near_hash, task.url)
             except Exception:  # the table failed: keep the page; settle() reports it
                 first = near = distance = None
             if first is not None:
@@ -479,8 +496,7 @@ class PageProcessor:
             return TaskDone(self.worker_id, task.url, SITEMAP if task.kind == KIND_SITEMAP else ROBOTS, None, reason)
         try:
             self.writer.write(self._record(task, None, error=f"{reason}: {exc}"), ())
-            if self.table.state(task.url) == "in_flight":
-                self.table.mark(task.url, "failed")
+            self.claims.fail_if_in_flight(task)
         except Exception:  # the table itself may be what broke; the dispatcher notices
             pass
         return TaskDone(self.worker_id, task.url, FAILED, None, reason)
@@ -538,7 +554,7 @@ def fetcher_main(
     config: CrawlConfig,
     tasks: TaskChannel,
     results: Connection,
-    table: VisitedProxy,
+    table: VisitedProxy | RedisCrawl,
     dispatcher_pid: int,
 ) -> None:
     """Entry point of a fetcher process (module level, so every start method can run it).
@@ -549,7 +565,8 @@ def fetcher_main(
         tasks: this fetcher's :class:`crawler.engine.channel.TaskChannel`
             (:class:`FetchTask` or :data:`STOP`).
         results: write end of this fetcher's result pipe (:class:`TaskDone` messages).
-        table: proxy of the manager-hosted visited table.
+        table: proxy of the manager-hosted visited table, or the
+            :class:`crawler.engine.rediscrawl.RedisCrawl` with ``--redis``.
         dispatcher_pid: the dispatcher's pid: this process exits at once when it is
             gone (:func:`crawler.engine.lifeline.watch_parent`).
     """

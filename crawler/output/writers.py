@@ -23,6 +23,11 @@ from crawler.output.shards import DEFAULT_SHARD_BYTES, compress_shard, next_shar
 log = logging.getLogger("crawler")
 
 
+#: With ``--redis``: the dispatcher's skips (``url depth parent reason``, no header), one
+#: line as each happens, so ``merge`` lists them even when the machine was killed.
+SKIP_LOG = "skip-log.tsv"
+
+
 def edges_path(out_dir: str, worker_id: int) -> str:
     """Path of fetcher ``worker_id``'s link-graph edges."""
     return os.path.join(out_dir, f"edges-{worker_id:02d}.tsv")

@@ -89,6 +89,7 @@ class SiteServer:
         self.hits: collections.Counter[str] = collections.Counter()
         self.clients: set[tuple[str, int]] = set()  # distinct client sockets (keep-alive check)
         self.times: dict[str, list[float]] = collections.defaultdict(list)
+        self.requests: list[tuple[float, str, str]] = []  # (monotonic time, target, User-Agent)
         self.concurrent = 0
         self.max_concurrent = 0
         self._lock = threading.Lock()
@@ -106,6 +107,7 @@ class SiteServer:
                 with server._lock:
                     server.hits[self.path] += 1
                     server.times[self.path].append(time.monotonic())
+                    server.requests.append((time.monotonic(), self.path, self.headers.get("User-Agent", "")))
                     server.clients.add(self.client_address)
                     server.concurrent += 1
                     server.max_concurrent = max(server.max_concurrent, server.concurrent)

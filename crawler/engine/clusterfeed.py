@@ -1,0 +1,195 @@
+"""One machine's share of a crawl run through Redis: its shard leases and the tasks it reads.
+
+The dispatcher of a machine started with ``--redis`` calls :meth:`ClusterFeed.tick` once a
+loop turn. Every :data:`REBALANCE_S` (or ``lease_s / 3`` if shorter) the feed announces the
+machine (a heartbeat), renews its leases, and moves toward its share of the frontier shards,
+``ceil(shards / machines alive)``:
+
+- below it, it takes free shards (a new machine, or one whose holder died) and with each
+  the entries its last holder had read and not settled (``XAUTOCLAIM``): they are fetched
+  again here;
+- above it (a machine joined), it stops dispatching the extra shards' tasks and releases
+  each lease once none of its tasks is in flight here; the next holder takes over what
+  this machine had read.
+
+Between heartbeats it reads new tasks of each shard it holds whenever fewer than half of
+``per_shard`` of that shard's tasks wait in the local frontier (a shard found empty is
+asked again after :data:`READ_INTERVAL_S`): the local frontier holds at most ``per_shard``
+tasks per shard, whatever the size of the shared one, and every origin held has work.
+A task read carries its ticket (lease token and entry id); :meth:`owns` tells whether its
+token still holds, so the dispatcher drops the tasks of a shard it lost or gives up (the
+new holder has them) instead of dispatching them.
+
+The crawl is over when :meth:`finished`: no URL claimed and not final on any machine.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+import random
+from collections.abc import Iterable, Mapping
+
+from crawler.engine.leases import ShardLeases
+from crawler.engine.messages import FetchTask
+from crawler.engine.rediscrawl import RedisCrawl, decode_task, make_ticket, split_ticket
+
+log = logging.getLogger("crawler")
+
+#: Most seconds between two heartbeats (each renews the leases and moves toward this
+#: machine's share of the shards): a machine that joins gets work within about this long.
+REBALANCE_S = 1.0
+#: Seconds before a shard found empty is read again.
+READ_INTERVAL_S = 0.1
+#: Seconds between checks of the shared counts while this machine has nothing to do.
+IDLE_POLL_S = 0.2
+
+
+class ClusterFeed:
+    """The leases and task reads of one machine.
+
+    Args:
+        crawl: the shared state.
+        machine: this machine's name (its Redis consumer name).
+        lease_s: lease time in seconds.
+        per_shard: most tasks of one shard read ahead into the local frontier (a shard
+            is read again once fewer than half of that wait here).
+    """
+
+    def __init__(self, crawl: RedisCrawl, machine: str, lease_s: float, per_shard: int) -> None:
+        self.crawl = crawl
+        self.machine = machine
+        self.leases = ShardLeases(crawl, machine, lease_s)
+        self.lease_s = lease_s
+        self.per_shard = max(2, per_shard)
+        self._idle_until: dict[int, float] = {}  # shard -> monotonic time to read it again
+        self.tokens: dict[int, str] = {}  # shard -> the token this machine holds it with
+        self.releasing: set[int] = set()  # shards given up once their tasks here are done
+        self.lost = 0  # leases lost (expired while this machine stalled)
+        self.taken_over = 0  # entries taken over from earlier holders
+        self.machines: list[str] = []
+        self._next_beat = 0.0
+        self._rng = random.Random()
+
+    def tick(self, now: float, waiting: Mapping[str, int], in_flight: Iterable[str]) -> list[FetchTask]:
+        """The tasks to push on the local frontier now.
+
+        Args:
+            now: ``time.monotonic()``.
+            waiting: tasks waiting in the local frontier, per origin.
+            in_flight: URLs of the tasks dispatched here and not reported yet.
+        """
+        tasks: list[FetchTask] = []
+        if now >= self._next_beat:
+            self._next_beat = now + min(self.lease_s / 3, REBALANCE_S)
+            tasks += self._rebalance(in_flight)
+            self._idle_until.clear()
+        local: collections.Counter[int] = collections.Counter()
+        for origin, count in waiting.items():
+            local[self.crawl.origin_shard(origin)] += count
+        low = [
+            s
+            for s in self.tokens
+            if s not in self.releasing and local[s] < self.per_shard // 2 and self._idle_until.get(s, 0.0) <= now
+        ]
+        if low:
+            read = self._read(low)
+            for shard in low:
+                if not read.get(shard):  # drained for now: not asked again for a while
+                    self._idle_until[shard] = now + READ_INTERVAL_S
+            tasks += (task for got in read.values() for task in got)
+        return tasks
+
+    def _rebalance(self, in_flight: Iterable[str]) -> list[FetchTask]:
+        self.machines = self.leases.heartbeat()
+        for shard in self.leases.renew(self.tokens):
+            log.warning("lost the lease of frontier shard %d (this machine stalled past --lease)", shard)
+            del self.tokens[shard]
+            self.releasing.discard(shard)
+            self.lost += 1
+        share = self.leases.share(len(self.machines))
+        kept = [s for s in self.tokens if s not in self.releasing]
+        if len(kept) > share:
+            self.releasing.update(self._extras(kept, len(kept) - share))
+        if self.releasing:
+            busy = collections.Counter(self.crawl.frontier_shard(url) for url in in_flight)
+            for shard in [s for s in self.releasing if not busy[s]]:
+                self.leases.release(shard, self.tokens.pop(shard))
+                self.releasing.discard(shard)
+        tasks: list[FetchTask] = []
+        if len(kept) < share:
+            shards = list(range(self.crawl.frontier_shards))
+            start = self._rng.randrange(len(shards))
+            for shard in shards[start:] + shards[:start]:
+                if len(self.tokens) - len(self.releasing) >= share:
+                    break
+                if shard in self.tokens:
+                    continue
+                token = self.leases.acquire(shard)
+                if token is not None:
+                    self.tokens[shard] = token
+                    taken = self.crawl.take_over(shard, self.machine, token)
+                    self.taken_over += len(taken)
+                    tasks += taken
+        return tasks
+
+    def _extras(self, kept: list[int], count: int) -> list[int]:
+        """``count`` of the ``kept`` shards to give up: every second busy one (in the order
+        of their entries not settled, read or not, most first), then the idle ones, then
+        the other busy ones, so a machine that joins gets about half of the work, not
+        only empty shards."""
+        pipe = self.crawl.client.pipeline(transaction=False)
+        for shard in kept:
+            pipe.xlen(self.crawl.stream_key(shard))
+        held = {shard: int(length) for shard, length in zip(kept, pipe.execute())}
+        busy = sorted((s for s in kept if held[s]), key=lambda s: (-held[s], s))
+        idle = [s for s in kept if not held[s]]
+        return (busy[1::2] + idle + busy[0::2])[:count]
+
+    def _read(self, shards: list[int]) -> dict[int, list[FetchTask]]:
+        """Up to ``per_shard`` new tasks of each of ``shards``, in one XREADGROUP."""
+        streams = {self.crawl.stream_key(s): ">" for s in shards}
+        reply = self.crawl.client.xreadgroup("g", self.machine, streams, count=self.per_shard)
+        by_key = {self.crawl.stream_key(s): s for s in shards}
+        read: dict[int, list[FetchTask]] = {}
+        for key, entries in reply or ():
+            shard = by_key[key]
+            token = self.tokens[shard]
+            read[shard] = [
+                decode_task(fields["t"], make_ticket(token, entry_id)) for entry_id, fields in entries if fields
+            ]
+        return read
+
+    def owns(self, task: FetchTask) -> bool:
+        """True if this machine may dispatch ``task``: its shard is held (with the task's
+        own token, for a task read from Redis) and not being given up."""
+        shard = self.crawl.frontier_shard(task.url)
+        held = self.tokens.get(shard)
+        if held is None or shard in self.releasing:
+            return False
+        token, _entry = split_ticket(task.ticket)
+        return not token or token == held
+
+    def holds(self, origin: str) -> bool:
+        """True if this machine holds ``origin``'s shard and is not giving it up."""
+        shard = self.crawl.origin_shard(origin)
+        return shard in self.tokens and shard not in self.releasing
+
+    def ticket_of(self, url: str) -> str | None:
+        """A ticket (the lease token, no entry) for a task made here (robots.txt, a
+        sitemap), so a fetcher checks the lease before its request too."""
+        token = self.tokens.get(self.crawl.frontier_shard(url))
+        return None if token is None else make_ticket(token, "")
+
+    def finished(self) -> bool:
+        """True when no URL is claimed and not final on any machine."""
+        return self.crawl.open_count() == 0
+
+    def leave(self) -> None:
+        """Release every lease and say this machine is gone: what it read and did not
+        settle is taken over by the next holders."""
+        for shard, token in list(self.tokens.items()):
+            self.leases.release(shard, token)
+        self.tokens.clear()
+        self.releasing.clear()
+        self.leases.leave()

@@ -1,0 +1,361 @@
+"""One crawl on several "machines" through Redis (--redis): each machine is a crawler
+process group with its own --out, against one redis-server and test sites on 127.0.0.1.
+Faults are SIGKILL, SIGSTOP/SIGCONT and a SIGKILLed redis-server restarted from its AOF."""
+
+from __future__ import annotations
+
+import collections
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from crawler.cli import build_parser, config_from_args
+from crawler.engine.rediscrawl import RedisCrawl
+from tests.helpers.crawlutil import read_records
+from tests.helpers.generatedsite import PAGES, ROOT, GeneratedSite
+from tests.helpers.redisserver import RedisServer
+
+DEADLINE_S = 120
+
+
+@pytest.fixture
+def redis_server(tmp_path):
+    folder = tmp_path / "redis"
+    folder.mkdir()
+    with RedisServer(str(folder)) as server:
+        yield server
+
+
+@contextlib.contextmanager
+def sites(count: int, delay_s: float = 0.01):
+    """``count`` generated sites, each its own origin (port)."""
+    with contextlib.ExitStack() as stack:
+        yield [stack.enter_context(GeneratedSite(delay_s=delay_s)) for _ in range(count)]
+
+
+def seed_file(tmp_path, servers) -> str:
+    path = tmp_path / "seeds.txt"
+    path.write_text("".join(server.url("/0") + "\n" for server in servers))
+    return str(path)
+
+
+def machine(name: str, out, seeds: str, redis_url: str, *args: str) -> subprocess.Popen:
+    """A machine: ``python -m crawler --seeds SEEDS --redis URL`` in its own process group,
+    sending ``User-Agent: machine-NAME``."""
+    command = [sys.executable, "-m", "crawler", "--seeds", seeds, "--out", str(out), "--redis", redis_url]
+    command += ["--machine", name, "--user-agent", f"machine-{name}", "--workers", "1", "--threads", "2"]
+    command += ["--progress-interval", "0.5", *args]
+    return subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True
+    )
+
+
+def finish(proc: subprocess.Popen) -> tuple[str, str]:
+    out, err = proc.communicate(timeout=DEADLINE_S)
+    assert proc.returncode == 0, err[-3000:]
+    return out, err
+
+
+def wait_for(predicate, timeout_s: float = 60.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not predicate():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.05)
+
+
+def all_records(*outs) -> list[dict]:
+    return [record for out in outs for record in read_records(str(out)).values()]
+
+
+def page_gets(servers) -> collections.Counter:
+    """GETs per page URL over every server (robots.txt apart)."""
+    return collections.Counter(
+        server.url(path) for server in servers for _t, path, _ua in server.requests if path != "/robots.txt"
+    )
+
+
+def expected_pages(servers) -> set[str]:
+    return {server.url(f"/{i}") for server in servers for i in range(PAGES)}
+
+
+def cluster(redis_url: str, tmp_path) -> RedisCrawl:
+    """The shared state of the crawl seeded by ``tmp_path/seeds.txt``."""
+    args = build_parser().parse_args(["--seeds", str(tmp_path / "seeds.txt")])
+    args.mode = "crawl"
+    return RedisCrawl(redis_url, config_from_args(args).cluster_name())
+
+
+def test_two_machines_share_the_origins_each_page_fetched_and_recorded_once(tmp_path, redis_server):
+    with sites(4) as servers:
+        seeds = seed_file(tmp_path, servers)
+        a = machine("a", tmp_path / "a", seeds, redis_server.url)
+        wait_for(lambda: sum(len(s.requests) for s in servers) >= 20)
+        b = machine("b", tmp_path / "b", seeds, redis_server.url)
+        finish(a), finish(b)
+        records = all_records(tmp_path / "a", tmp_path / "b")
+        urls = [r["url"] for r in records]
+        assert len(urls) == len(set(urls)) == 4 * PAGES and set(urls) == expected_pages(servers)
+        assert set(page_gets(servers).values()) == {1}
+        for server in servers:
+            assert server.hits["/robots.txt"] == 1  # fetched once; a new holder reads it from Redis
+            assert server.max_concurrent == 1  # politeness: one request in flight per origin
+        agents = {ua for s in servers for _t, _p, ua in s.requests}
+        assert agents == {"machine-a", "machine-b"}  # both machines worked
+        single = subprocess.run(  # the same crawl on one machine, without Redis
+            [sys.executable, "-m", "crawler", "--seeds", seeds, "--out", str(tmp_path / "one"), "--quiet"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE_S,
+        )
+        assert single.returncode == 0, single.stderr
+    counts = cluster(redis_server.url, tmp_path).counts()
+    assert counts == {"claimed": 4 * PAGES, "open": 0, "visited": 4 * PAGES, "failed": 0, "skipped": 0}
+    for out in ("a", "b"):
+        summary = json.loads((tmp_path / out / "summary.json").read_text())
+        assert summary["cluster"]["counts"] == counts and summary["stopped"] is None and summary["reconciled"]
+    merged = merge(tmp_path, "a", "b")
+    one = json.loads((tmp_path / "one" / "summary.json").read_text())
+    assert (tmp_path / "all" / "tree.txt").read_text() == (tmp_path / "one" / "tree.txt").read_text()
+    assert (tmp_path / "all" / "edges.tsv").read_text() == (tmp_path / "one" / "edges.tsv").read_text()
+    for key in ("claimed", "visited", "failed", "skipped", "pages", "redirects", "duplicates", "edges", "sites"):
+        assert merged[key] == one[key], key
+    assert merged["reconciled"] is True and merged["records_repeated"] == 0
+    assert sorted(r["url"] for r in read_records(str(tmp_path / "all")).values()) == sorted(expected_pages(servers))
+
+
+def merge(tmp_path, *folders: str) -> dict:
+    """``python -m crawler merge`` of ``tmp_path/FOLDER...`` into ``tmp_path/all``; its summary."""
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "crawler",
+            "merge",
+            *(str(tmp_path / f) for f in folders),
+            "--out",
+            str(tmp_path / "all"),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=DEADLINE_S,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return json.loads((tmp_path / "all" / "summary.json").read_text())
+
+
+def test_a_machine_killed_mid_crawl_loses_nothing_and_its_work_is_taken_over(tmp_path, redis_server):
+    with sites(4, delay_s=0.02) as servers:
+        seeds = seed_file(tmp_path, servers)
+        a = machine("a", tmp_path / "a", seeds, redis_server.url, "--lease", "2")
+        b = machine("b", tmp_path / "b", seeds, redis_server.url, "--lease", "2")
+        wait_for(lambda: sum(ua == "machine-b" for s in servers for _t, _p, ua in s.requests) >= 20)
+        os.killpg(b.pid, signal.SIGKILL)
+        b.communicate(timeout=30)
+        finish(a)
+        records = all_records(tmp_path / "a", tmp_path / "b")
+        assert {r["url"] for r in records} == expected_pages(servers)
+        gets = page_gets(servers)
+        repeated = [url for url, n in gets.items() if n > 1]
+        assert set(gets) == expected_pages(servers) and max(gets.values()) <= 2
+        assert len(repeated) <= 2  # at most what b's 2 fetcher threads had in flight
+        assert len(records) - 4 * PAGES <= len(repeated)  # a repeated record only for those
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert summary["cluster"]["counts"]["open"] == 0 and summary["cluster"]["counts"]["visited"] == 4 * PAGES
+    assert summary["cluster"]["taken_over"] >= 1
+    merged = merge(tmp_path, "a", "b")  # b, killed, wrote no summary, edges.tsv or sites.tsv
+    assert merged["visited"] == merged["claimed"] == merged["records"] == 4 * PAGES and merged["reconciled"]
+    assert merged["records_repeated"] == len(records) - 4 * PAGES
+    assert len(read_records(str(tmp_path / "all"))) == 4 * PAGES  # read_records fails on a URL twice
+
+
+def test_a_machine_stopped_past_its_lease_sends_nothing_for_the_shards_it_lost(tmp_path, redis_server):
+    with sites(4, delay_s=0.02) as servers:
+        seeds = seed_file(tmp_path, servers)
+        a = machine("a", tmp_path / "a", seeds, redis_server.url, "--lease", "2")
+        b = machine("b", tmp_path / "b", seeds, redis_server.url, "--lease", "2")
+        wait_for(lambda: sum(ua == "machine-a" for s in servers for _t, _p, ua in s.requests) >= 20)
+        os.killpg(a.pid, signal.SIGSTOP)
+        stopped_at = time.monotonic()
+        time.sleep(4)  # twice the lease: b takes a's shards over
+        woke_at = time.monotonic()
+        os.killpg(a.pid, signal.SIGCONT)
+        finish(a), finish(b)
+        by_a_after = {(s.url(p)) for s in servers for t, p, ua in s.requests if ua == "machine-a" and t > woke_at}
+        by_b = {(s.url(p)) for s in servers for t, p, ua in s.requests if ua == "machine-b"}
+        assert not (by_a_after & by_b), "a fetched after waking what b fetched"
+        gets = page_gets(servers)
+        in_flight_at_stop = {
+            s.url(p) for s in servers for t, p, ua in s.requests if ua == "machine-a" and t <= stopped_at
+        }
+        assert all(url in in_flight_at_stop for url, n in gets.items() if n > 1)
+        assert set(gets) == expected_pages(servers)
+        assert {r["url"] for r in all_records(tmp_path / "a", tmp_path / "b")} == expected_pages(servers)
+    summary = json.loads((tmp_path / "a" / "summary.json").read_text())
+    assert summary["cluster"]["leases_lost"] >= 1
+
+
+def test_redis_killed_and_restarted_from_its_aof_the_crawl_completes(tmp_path, redis_server):
+    with sites(2, delay_s=0.02) as servers:
+        seeds = seed_file(tmp_path, servers)
+        a = machine("a", tmp_path / "a", seeds, redis_server.url)
+        wait_for(lambda: sum(len(s.requests) for s in servers) >= 40)
+        redis_server.kill()
+        time.sleep(1.0)
+        redis_server.start()
+        finish(a)
+        assert {r["url"] for r in all_records(tmp_path / "a")} == expected_pages(servers)
+        assert set(page_gets(servers).values()) == {1}
+    counts = cluster(redis_server.url, tmp_path).counts()
+    assert counts["open"] == 0 and counts["visited"] == 2 * PAGES == counts["claimed"]
+
+
+def test_a_crawl_whose_machines_all_stopped_is_finished_by_starting_one_again(tmp_path, redis_server):
+    with sites(2, delay_s=0.02) as servers:
+        seeds = seed_file(tmp_path, servers)
+        a = machine("a", tmp_path / "a", seeds, redis_server.url)
+        wait_for(lambda: sum(len(s.requests) for s in servers) >= 30)
+        os.killpg(a.pid, signal.SIGINT)  # a warm stop: what it read stays in Redis
+        _out, err = a.communicate(timeout=60)
+        assert a.returncode == 0 and "stopped (interrupted)" in err
+        done = len(read_records(str(tmp_path / "a")))
+        assert 0 < done < 2 * PAGES
+        stopped = json.loads((tmp_path / "a" / "summary.json").read_text())
+        assert stopped["stopped"] == "interrupted" and stopped["reconciled"] is False
+        assert stopped["cluster"]["counts"]["open"] > 0 and stopped["visited"] == done
+        finish(machine("a2", tmp_path / "a2", seeds, redis_server.url))
+        records = all_records(tmp_path / "a", tmp_path / "a2")
+        assert len(records) == 2 * PAGES and {r["url"] for r in records} == expected_pages(servers)
+        assert set(page_gets(servers).values()) == {1}
+
+
+def test_joining_with_other_seeds_or_reusing_an_out_folder_is_a_one_line_error(tmp_path, redis_server):
+    with sites(2) as servers:
+        seeds = seed_file(tmp_path, servers[:1])
+        finish(machine("a", tmp_path / "a", seeds, redis_server.url, "--crawl-name", "docs"))
+        other = tmp_path / "other.txt"
+        other.write_text(servers[1].url("/0") + "\n")
+        proc = machine("b", tmp_path / "b", str(other), redis_server.url, "--crawl-name", "docs")
+        _out, err = proc.communicate(timeout=60)
+        assert proc.returncode == 2
+        assert err.strip().splitlines() == [
+            "crawler: error: crawl 'docs' in Redis has other seeds: use the same seeds and scope, "
+            "or another --crawl-name"
+        ]
+        again = machine("a", tmp_path / "a", seeds, redis_server.url, "--crawl-name", "docs")
+        _out, err = again.communicate(timeout=60)
+        assert again.returncode == 2 and len(err.strip().splitlines()) == 1
+        assert "holds an earlier run: with --redis, give every run its own --out" in err
+
+
+def test_status_prints_the_whole_crawls_counts(tmp_path, redis_server):
+    with sites(1) as servers:
+        seeds = seed_file(tmp_path, servers)
+        finish(machine("a", tmp_path / "a", seeds, redis_server.url))
+    proc = subprocess.run(
+        [sys.executable, "-m", "crawler", "status", "--redis", redis_server.url, "--seeds", seeds],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    status = json.loads(proc.stdout)
+    assert status["counts"] == {"claimed": PAGES, "open": 0, "visited": PAGES, "failed": 0, "skipped": 0}
+    assert status["frontier"] == 0 and status["held_by_machine"] == {} and status["shards_by_machine"] == {}
+    assert status["machines"] == [] and status["sites"] == 1
+    missing = subprocess.run(
+        [sys.executable, "-m", "crawler", "status", "--redis", redis_server.url, "--crawl-name", "nope"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == f"crawler: error: no crawl named 'nope' in Redis at {redis_server.url}"
+
+
+PYTHON_DOC = "/usr/share/doc/python3.11/html"
+
+
+@pytest.mark.skipif(not os.path.isdir(PYTHON_DOC), reason="python3.11-doc is not installed (.ci/run installs it)")
+def test_three_machines_on_python_docs_record_every_reachable_page_once(tmp_path, redis_server):
+    import urllib.parse
+
+    from tests.helpers.reachable import reachable_html_pages
+    from tests.helpers.siteserver import SiteServer
+
+    expected = reachable_html_pages(PYTHON_DOC, "index.html")
+    with SiteServer(root=PYTHON_DOC) as server:
+        seeds = str(tmp_path / "seeds.txt")
+        (tmp_path / "seeds.txt").write_text(server.url("/index.html") + "\n")
+        procs = [machine(name, tmp_path / name, seeds, redis_server.url) for name in ("a", "b", "c")]
+        for proc in procs:
+            finish(proc)
+        hits = dict(server.hits)
+        assert server.max_concurrent == 1  # one origin: one machine at a time, one request at a time
+    records = all_records(tmp_path / "a", tmp_path / "b", tmp_path / "c")
+    pages = [r["url"] for r in records if r["markdown"] is not None and not r["error"]]
+    assert len(pages) == len(set(pages))
+    assert {urllib.parse.unquote(urllib.parse.urlsplit(u).path).lstrip("/") for u in pages} == expected
+    assert set(hits.values()) == {1} and len(records) == len(hits) - 1  # robots.txt once, no record
+    merged = merge(tmp_path, "a", "b", "c")
+    assert merged["pages"] == len(expected) and merged["reconciled"] and merged["records_repeated"] == 0
+
+
+class _LostEverything:
+    """A cluster feed whose machine holds no shard any more (a lease lost, or given up)."""
+
+    def owns(self, task) -> bool:
+        return False
+
+    def holds(self, origin: str) -> bool:
+        return False
+
+
+@pytest.mark.timeout(20)
+def test_the_tasks_of_a_shard_no_longer_held_are_dropped_not_dispatched(tmp_path):
+    """A shard lost before its origin's robots.txt was known: the robots.txt task the
+    scheduler gives out is dropped with the origin's waiting tasks, once (not for ever)."""
+    import multiprocessing
+
+    from crawler.config import CrawlConfig
+    from crawler.engine.dispatcher import Dispatcher
+    from crawler.engine.frontier import MemoryFrontier
+    from crawler.engine.messages import FetchTask
+
+    config = CrawlConfig(seeds=("http://a.test/",), out_dir=str(tmp_path), workers=1, redis="redis://127.0.0.1:9/0")
+    crawl = RedisCrawl(config.redis, "lost")  # never connected: nothing here reaches Redis
+    ctx = multiprocessing.get_context("spawn")
+    dispatcher = Dispatcher(config.validated(), ctx, crawl, None, MemoryFrontier(), None, cluster=_LostEverything())
+    for n in range(3):
+        dispatcher.scheduler.push(FetchTask(f"http://a.test/{n}", 1, ticket=f"m:1|{n}-0"))
+    dispatcher.pool.has_room = lambda: True
+    dispatcher._fill(time.monotonic())
+    assert len(dispatcher.frontier) == 0 and dispatcher.dropped == 3
+    assert not dispatcher.scheduler.schedulable() and not dispatcher.pool.outstanding()
+
+
+def test_a_robots_answer_another_machine_fetched_is_final_even_when_unreachable():
+    import random
+
+    from crawler.config import CrawlConfig
+    from crawler.engine.discovery import Discovery
+    from crawler.engine.messages import ROBOTS, TaskDone
+    from crawler.engine.politeness import Politeness
+
+    config = CrawlConfig(seeds=("http://a.test/",), out_dir="unused")
+    for fetched, final in ((True, False), (False, True)):
+        politeness = Politeness(None, 0.0, 60.0, "ua", True)
+        discovery = Discovery(config, politeness, lambda task: None, random.Random(1))
+        answer = TaskDone(0, "http://a.test", ROBOTS, None, "timeout")
+        discovery.robots_done(answer, time.monotonic(), fetched=fetched)
+        assert (politeness.host("http://a.test").robots is not None) is final
+        assert discovery.robots_fetches == int(fetched)
