@@ -17,8 +17,10 @@ page (``INFO``).
 
 Then the visited table's memory in Redis: ``--memory-urls`` URL fingerprints claimed in
 the crawl's layout (``used_memory`` before and after, bytes per URL), against
-scrapy-redis's layout (one set of 40-character SHA-1 hex strings). Results go to
-``bench/results/scale_out.json``.
+scrapy-redis's layout (one set of 40-character SHA-1 hex strings), and the bytes of a
+frontier entry while it waits (200,000 of them). ``--memory-only`` skips the crawls.
+Results go to ``bench/results/scale_out.json`` (``scale_out_memory.json`` with
+``--memory-only``).
 """
 
 from __future__ import annotations
@@ -39,7 +41,8 @@ sys.path[:0] = [HERE, os.path.join(HERE, "..")]
 from nginx import Nginx, nginx_binary  # noqa: E402
 from throttle import tiny_site  # noqa: E402
 
-from crawler.engine.rediscrawl import RedisCrawl, connect  # noqa: E402
+from crawler.engine.messages import FetchTask  # noqa: E402
+from crawler.engine.rediscrawl import RedisCrawl, connect, encode_task  # noqa: E402
 from tests.helpers.redisserver import RedisServer  # noqa: E402
 
 
@@ -128,11 +131,26 @@ def memory_per_url(redis_url: str, urls: int) -> dict:
     pipe.execute()
     theirs = client.info("memory")["used_memory"] - base
     client.flushall()
+    # a frontier entry while it waits (deleted once its URL is settled)
+    waiting = min(urls, 200_000)
+    base = client.info("memory")["used_memory"]
+    for n in range(waiting):
+        url = f"http://host{n % 1000}.example/docs/section-{n % 37}/page-{n}.html"
+        task = FetchTask(url, 3, f"http://host{n % 1000}.example/docs/section-{n % 37}/index.html")
+        pipe.xadd(crawl.stream_key(crawl.frontier_shard(url)), {"t": encode_task(task)})
+        if n % 10000 == 9999:
+            pipe.execute()
+    pipe.execute()
+    stream = client.info("memory")["used_memory"] - base
+    client.flushall()
     return {
         "urls": urls,
         "visited_table_bytes_per_url": round(ours / urls, 1),
         "bucket_encodings": sorted(encodings),
         "scrapy_redis_set_bytes_per_url": round(theirs / urls, 1),
+        "waiting_tasks": waiting,
+        "stream_bytes_per_waiting_task": round(stream / waiting, 1),
+        "task_payload_bytes": len(encode_task(task)),
     }
 
 
@@ -143,6 +161,7 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=1)
     quick = bool(os.environ.get("BENCH_QUICK"))
     parser.add_argument("--memory-urls", type=int, default=10**6 if quick else 10**7)
+    parser.add_argument("--memory-only", action="store_true", help="only the memory figures")
     args = parser.parse_args()
     if nginx_binary() is None:
         print("scale_out: nginx is not installed (apt-get install nginx-light)", file=sys.stderr)
@@ -162,7 +181,7 @@ def main() -> int:
                 f.writelines(server.url("/p0.html") + "\n" for server in servers)
             rows = []
             with RedisServer(os.path.join(work, "redis")) as redis_server:
-                for round_ in range(args.rounds):
+                for round_ in range(0 if args.memory_only else args.rounds):
                     for machines in (1, 2, 3):
                         for use_redis in (False, True):
                             name = f"r{round_}-m{machines}-{'redis' if use_redis else 'embedded'}"
@@ -179,7 +198,8 @@ def main() -> int:
     results = {"commit": commit.strip(), "origins": args.origins, "pages_per_origin": args.pages, "runs": rows}
     results["memory"] = memory
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-    with open(os.path.join(HERE, "results", "scale_out.json"), "w") as f:
+    name = "scale_out_memory.json" if args.memory_only else "scale_out.json"
+    with open(os.path.join(HERE, "results", name), "w") as f:
         json.dump(results, f, indent=2)
         f.write("\n")
     return 0
