@@ -338,6 +338,11 @@ class CrawlConfig:
                 raise ConfigError(f"{flag} is not supported with --redis yet (each machine would count its own)")
         if self.mode != "crawl":
             raise ConfigError("map is not supported with --redis")
+        if self.restart:
+            raise ConfigError(
+                "--restart does not apply with --redis: every run has a new --out; "
+                "a new --crawl-name starts the crawl over"
+            )
         for value, flag in ((self.crawl_name, "--crawl-name"), (self.machine, "--machine")):
             if value is not None and not re.fullmatch(r"[A-Za-z0-9._-]{1,64}", value):
                 raise ConfigError(f"{flag} must be 1 to 64 letters, digits, '.', '_' or '-', got {value!r}")

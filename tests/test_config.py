@@ -14,6 +14,7 @@ from crawler.config import (
 from crawler.errors import ConfigError
 
 SEED = "http://127.0.0.1:8000/"
+REDIS = "redis://127.0.0.1:6379/0"
 
 
 def config(**overrides) -> CrawlConfig:
@@ -71,6 +72,15 @@ def test_defaults():
         ({"exclude": ("ok", "[z-a]")}, "bad regex '[z-a]'"),
         ({"allow_domains": ("ok.org", "bad host!")}, "--allow-domain 'bad host!' is not a host name"),
         ({"allow_domains": ("x.org:8080",)}, "--allow-domain 'x.org:8080' is not a host name"),
+        ({"redis": "127.0.0.1:6379"}, "--redis must be a redis://HOST:PORT/DB URL, got '127.0.0.1:6379'"),
+        ({"redis": REDIS, "max_pages": 5}, "--max-pages is not supported with --redis yet"),
+        ({"redis": REDIS, "max_pages_per_site": 5}, "--max-pages-per-site is not supported with --redis yet"),
+        ({"redis": REDIS, "mode": "map"}, "map is not supported with --redis"),
+        ({"redis": REDIS, "crawl_name": "a b"}, "--crawl-name must be 1 to 64 letters, digits"),
+        ({"redis": REDIS, "crawl_name": "x:y"}, "--crawl-name must be 1 to 64 letters, digits"),
+        ({"redis": REDIS, "machine": "m|1"}, "--machine must be 1 to 64 letters, digits"),
+        ({"redis": REDIS, "lease_s": 0.5}, "--lease must be from 1 to 86400 s, got 0.5"),
+        ({"redis": REDIS, "restart": True}, "--restart does not apply with --redis"),
     ],
 )
 def test_each_bad_field_raises_config_error(overrides, message):
