@@ -267,12 +267,18 @@ class RedisCrawl:
         }
         wanted = json.dumps({"settings": settings, "layout": layout}, sort_keys=True)
         client = self.client
+        # The streams' groups and the counts exist before the crawl is stored: a machine
+        # that joins the moment it is stored must find them. Every step is idempotent
+        # (two machines may both run it), and never resets a count.
+        pipe = client.pipeline(transaction=False)
+        for shard in range(self.frontier_shards):
+            pipe.xgroup_create(self.stream_key(shard), GROUP, id="0", mkstream=True)
+        for field in ("claimed", "open", *_STATE_BYTES):
+            pipe.hsetnx(self.counts_key, field, 0)
+        for result in pipe.execute(raise_on_error=False):
+            if isinstance(result, Exception) and "BUSYGROUP" not in str(result):
+                raise result
         if client.hsetnx(self.meta_key, "crawl", wanted):
-            pipe = client.pipeline(transaction=False)
-            for shard in range(self.frontier_shards):
-                pipe.xgroup_create(self.stream_key(shard), GROUP, id="0", mkstream=True)
-            pipe.hset(self.counts_key, mapping=dict.fromkeys(("claimed", "open", *_STATE_BYTES), 0))
-            pipe.execute(raise_on_error=False)  # a group made by an earlier attempt is fine
             return True
         stored = json.loads(client.hget(self.meta_key, "crawl"))
         if stored != json.loads(wanted):
