@@ -359,3 +359,27 @@ def test_a_robots_answer_another_machine_fetched_is_final_even_when_unreachable(
         discovery.robots_done(answer, time.monotonic(), fetched=fetched)
         assert (politeness.host("http://a.test").robots is not None) is final
         assert discovery.robots_fetches == int(fetched)
+
+
+def test_the_delay_holds_across_a_handover_between_machines(tmp_path, redis_server):
+    """--delay 2.5 on two sites of 6 pages in a chain: the second machine takes one site
+    over from the first, and no two requests to a site come closer than the delay, even
+    across the handover (a shard is released only once its origins' delay has run)."""
+    from tests.helpers.siteserver import Route, SiteServer
+
+    chain = {f"/{i}": Route(f'<title>{i}</title><p>Page {i}</p><a href="/{i + 1}">next</a>') for i in range(6)}
+    chain["/5"] = Route("<title>5</title><p>Page 5, the last</p>")
+    with SiteServer(dict(chain)) as one, SiteServer(dict(chain)) as two:
+        servers = [one, two]
+        seeds = seed_file(tmp_path, servers)
+        a = machine("a", tmp_path / "a", seeds, redis_server.url, "--delay", "2.5")
+        wait_for(lambda: all(sum(p != "/robots.txt" for _t, p, _ua in s.requests) >= 1 for s in servers))
+        b = machine("b", tmp_path / "b", seeds, redis_server.url, "--delay", "2.5")
+        finish(a), finish(b)
+        handed_over = [s for s in servers if len({ua for _t, _p, ua in s.requests}) == 2]
+        assert handed_over, "no site changed machines: the test saw no handover"
+        for server in servers:
+            times = sorted(t for t, path, _ua in server.requests if path != "/robots.txt")
+            assert len(times) == 6
+            gaps = [later - earlier for earlier, later in zip(times, times[1:])]
+            assert min(gaps) >= 2.5, gaps

@@ -9,8 +9,10 @@ machine (a heartbeat), renews its leases, and moves toward its share of the fron
   the entries its last holder had read and not settled (``XAUTOCLAIM``): they are fetched
   again here;
 - above it (a machine joined), it stops dispatching the extra shards' tasks and releases
-  each lease once none of its tasks is in flight here; the next holder takes over what
-  this machine had read.
+  each lease once none of its tasks is in flight here and each of its origins may take a
+  request (its delay, Crawl-delay or Retry-After is over, so the next holder, which
+  starts with no politeness state for them, may send at once); the next holder takes
+  over what this machine had read.
 
 Between heartbeats it reads new tasks of each shard it holds whenever fewer than half of
 ``per_shard`` of that shard's tasks wait in the local frontier (a shard found empty is
@@ -28,7 +30,7 @@ from __future__ import annotations
 import collections
 import logging
 import random
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 from crawler.engine.leases import ShardLeases
 from crawler.engine.messages import FetchTask
@@ -71,18 +73,27 @@ class ClusterFeed:
         self._next_beat = 0.0
         self._rng = random.Random()
 
-    def tick(self, now: float, waiting: Mapping[str, int], in_flight: Iterable[str]) -> list[FetchTask]:
+    def tick(
+        self,
+        now: float,
+        waiting: Mapping[str, int],
+        in_flight: Iterable[str],
+        unready: Callable[[], set[int]] = set,
+    ) -> list[FetchTask]:
         """The tasks to push on the local frontier now.
 
         Args:
             now: ``time.monotonic()``.
             waiting: tasks waiting in the local frontier, per origin.
             in_flight: URLs of the tasks dispatched here and not reported yet.
+            unready: the shards with an origin that may not take a request yet (its
+                delay, Crawl-delay or Retry-After runs): such a shard is not handed
+                over before it may, so the next holder may send at once.
         """
         tasks: list[FetchTask] = []
         if now >= self._next_beat:
             self._next_beat = now + min(self.lease_s / 3, REBALANCE_S)
-            tasks += self._rebalance(in_flight)
+            tasks += self._rebalance(in_flight, unready)
             self._idle_until.clear()
         local: collections.Counter[int] = collections.Counter()
         for origin, count in waiting.items():
@@ -100,7 +111,7 @@ class ClusterFeed:
             tasks += (task for got in read.values() for task in got)
         return tasks
 
-    def _rebalance(self, in_flight: Iterable[str]) -> list[FetchTask]:
+    def _rebalance(self, in_flight: Iterable[str], unready: Callable[[], set[int]]) -> list[FetchTask]:
         self.machines = self.leases.heartbeat()
         for shard in self.leases.renew(self.tokens):
             log.warning("lost the lease of frontier shard %d (this machine stalled past --lease)", shard)
@@ -112,8 +123,8 @@ class ClusterFeed:
         if len(kept) > share:
             self.releasing.update(self._extras(kept, len(kept) - share))
         if self.releasing:
-            busy = collections.Counter(self.crawl.frontier_shard(url) for url in in_flight)
-            for shard in [s for s in self.releasing if not busy[s]]:
+            busy = set(map(self.crawl.frontier_shard, in_flight)) | unready()
+            for shard in [s for s in self.releasing if s not in busy]:
                 self.leases.release(shard, self.tokens.pop(shard))
                 self.releasing.discard(shard)
         tasks: list[FetchTask] = []

@@ -356,7 +356,16 @@ class Dispatcher:
         if now < self._next_feed and len(self.frontier):
             return
         self._next_feed = now + FEED_INTERVAL_S
-        self._queue_discovered(self.cluster.tick(now, self.frontier.waiting_by_origin(), self.in_flight))
+        waiting = self.frontier.waiting_by_origin()
+        self._queue_discovered(self.cluster.tick(now, waiting, self.in_flight, lambda: self._unready_shards(now)))
+
+    def _unready_shards(self, now: float) -> set[int]:
+        """With ``--redis``: the frontier shards of the origins that may not take a request
+        at ``now`` (a delay, Crawl-delay or Retry-After running), which this machine must
+        not hand over yet. One pass over the origins known here."""
+        assert self.cluster is not None  # called with --redis only
+        shard_of = self.cluster.crawl.origin_shard
+        return {shard_of(origin) for origin, host in self.politeness.hosts.items() if host.next_request_at > now}
 
     def _drop(self, task: FetchTask) -> None:
         """With ``--redis``: leave ``task``, which this machine no longer owns, to the
