@@ -20,6 +20,7 @@ from crawler.engine.rediscrawl import RedisCrawl
 from tests.helpers.crawlutil import read_records
 from tests.helpers.generatedsite import PAGES, ROOT, GeneratedSite
 from tests.helpers.redisserver import RedisServer
+from tests.helpers.siteserver import Route, SiteServer
 
 DEADLINE_S = 120
 
@@ -343,6 +344,31 @@ def test_the_tasks_of_a_shard_no_longer_held_are_dropped_not_dispatched(tmp_path
     assert not dispatcher.scheduler.schedulable() and not dispatcher.pool.outstanding()
 
 
+@pytest.mark.timeout(20)
+def test_a_robots_redirect_target_on_an_origin_held_elsewhere_is_still_fetched(tmp_path):
+    """An origin held here whose robots.txt redirects to an origin another machine holds:
+    the target is fetched (one request for the origin waiting on it), not dropped with the
+    other origin's tasks (the origin would wait for its rules for ever)."""
+    import multiprocessing
+
+    from crawler.config import CrawlConfig
+    from crawler.engine.dispatcher import Dispatcher
+    from crawler.engine.frontier import MemoryFrontier
+    from crawler.engine.messages import KIND_ROBOTS_REDIRECT, FetchTask
+
+    config = CrawlConfig(seeds=("http://a.test/",), out_dir=str(tmp_path), workers=1, redis="redis://127.0.0.1:9/0")
+    ctx = multiprocessing.get_context("spawn")
+    crawl = RedisCrawl(config.redis, "redirect")
+    dispatcher = Dispatcher(config.validated(), ctx, crawl, None, MemoryFrontier(), None, cluster=_LostEverything())
+    target = FetchTask("http://other.test/robots.txt", 1, "http://a.test", kind=KIND_ROBOTS_REDIRECT)
+    dispatcher.scheduler.push(target)
+    sent = []
+    dispatcher.pool.has_room = lambda: not sent
+    dispatcher.pool.put = lambda task, now: sent.append(task) or True
+    dispatcher._fill(time.monotonic())
+    assert sent == [target] and dispatcher.dropped == 0
+
+
 def test_a_robots_answer_another_machine_fetched_is_final_even_when_unreachable():
     import random
 
@@ -383,3 +409,85 @@ def test_the_delay_holds_across_a_handover_between_machines(tmp_path, redis_serv
             assert len(times) == 6
             gaps = [later - earlier for earlier, later in zip(times, times[1:])]
             assert min(gaps) >= 2.5, gaps
+
+
+class _Tree(SiteServer):
+    """/0 .. /N-1, page i linking to 2i+1 and 2i+2; every answer after ``delay_s``."""
+
+    def __init__(self, pages: int, delay_s: float = 0.0, robots_delay_s: float = 0.0) -> None:
+        routes = {
+            f"/{i}": Route(
+                f"<title>t{i}</title><p>Node {i}</p>"
+                + "".join(f'<a href="/{k}">{k}</a>' for k in (2 * i + 1, 2 * i + 2) if k < pages)
+            )
+            for i in range(pages)
+        }
+        routes["/robots.txt"] = Route("User-agent: *\nAllow: /\n", content_type="text/plain", delay_s=robots_delay_s)
+        super().__init__(routes)
+        self.delay_s = delay_s
+
+    def lookup(self, target):
+        time.sleep(self.delay_s)
+        return super().lookup(target)
+
+
+def test_a_lone_machine_stalled_past_its_lease_loses_no_link_of_the_page_it_was_fencing(tmp_path, redis_server):
+    """SIGSTOP past --lease: the settle of the page in flight is fenced (its links not
+    claimed), the machine takes its shards back and fetches that page again; its links
+    must be sent again then (they once were offered by this very process)."""
+    with _Tree(150, delay_s=0.03) as site:
+        seeds = seed_file(tmp_path, [site])
+        a = machine("a", tmp_path / "a", seeds, redis_server.url, "--lease", "2")
+        wait_for(lambda: sum(site.hits.values()) >= 30)
+        os.killpg(a.pid, signal.SIGSTOP)
+        time.sleep(4)
+        os.killpg(a.pid, signal.SIGCONT)
+        finish(a)
+        from crawler.output.shards import iter_records
+
+        recorded = collections.Counter(r["url"] for r in iter_records(str(tmp_path / "a")))
+        assert set(recorded) == {site.url(f"/{i}") for i in range(150)}
+        assert sum(recorded.values()) - 150 <= 2  # a record repeats only for what was in flight
+    counts = cluster(redis_server.url, tmp_path).counts()
+    assert counts == {"claimed": 150, "open": 0, "visited": 150, "failed": 0, "skipped": 0}
+    assert merge(tmp_path, "a")["records"] == 150
+
+
+def test_machines_joining_while_robots_txt_answers_slowly_all_finish(tmp_path, redis_server):
+    """Three machines started 0.7 s apart on 8 sites whose robots.txt takes 0.3 s: shards
+    move while robots.txt fetches are under way. Every machine ends, every page is
+    fetched once, robots.txt once per site."""
+    with contextlib.ExitStack() as stack:
+        servers = [stack.enter_context(_Tree(20, robots_delay_s=0.3)) for _ in range(8)]
+        seeds = seed_file(tmp_path, servers)
+        procs = []
+        for name in ("a", "b", "c"):
+            procs.append(machine(name, tmp_path / name, seeds, redis_server.url))
+            time.sleep(0.7)
+        for proc in procs:
+            finish(proc)
+        gets = collections.Counter(
+            server.url(path) for server in servers for _t, path, _ua in server.requests if path != "/robots.txt"
+        )
+        assert set(gets) == {server.url(f"/{i}") for server in servers for i in range(20)}
+        assert set(gets.values()) == {1}
+        assert [server.hits["/robots.txt"] for server in servers] == [1] * 8
+        assert {server.max_concurrent for server in servers} == {1}
+    merged = merge(tmp_path, "a", "b", "c")
+    assert merged["visited"] == 160 and merged["reconciled"]
+    robots = {line.split("\t")[6] for line in (tmp_path / "all" / "sites.tsv").read_text().splitlines()[1:]}
+    assert robots == {"200"}
+
+
+def test_an_unreachable_redis_is_a_one_line_error_at_once(tmp_path):
+    from tests.helpers.redisserver import free_port
+
+    with sites(1) as servers:
+        seeds = seed_file(tmp_path, servers)
+        started = time.monotonic()
+        proc = machine("a", tmp_path / "a", seeds, f"redis://:secret@127.0.0.1:{free_port()}/0")
+        _out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 2 and time.monotonic() - started < 15
+    [line] = err.strip().splitlines()
+    assert line.startswith("crawler: error: cannot reach Redis at redis://:***@127.0.0.1:") and "secret" not in line
+    assert not (tmp_path / "a").exists()

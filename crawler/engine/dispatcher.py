@@ -108,7 +108,7 @@ from crawler.errors import CrawlerError, FetcherDied, ManagerDied
 from crawler.output.writers import SKIP_LOG, LineWriter
 from crawler.web.fetch import DEFAULT_USER_AGENT
 from crawler.web.retry import RetryQueue, backoff_s
-from crawler.web.robots import ROBOTS_MAX_REDIRECTS
+from crawler.web.robots import ROBOTS_MAX_REDIRECTS, RobotsRules
 from crawler.web.traps import guard_reason
 from crawler.web.urlnorm import origin_of
 
@@ -180,6 +180,7 @@ class Dispatcher:
         self.dropped = 0  # with --redis: tasks of shards no longer held here, left to their holder
         #: with --redis: every skip as it happens (a killed machine's are not lost to `merge`)
         self._skip_log = LineWriter(os.path.join(config.out_dir, SKIP_LOG)) if cluster is not None else None
+        self._robots_status: dict[str, str] = {}  # without a store: origin -> its robots.txt outcome
         self.store = store
         self.manager = manager
         self.frontier = frontier if frontier is not None else MemoryFrontier()
@@ -357,7 +358,8 @@ class Dispatcher:
             return
         self._next_feed = now + FEED_INTERVAL_S
         waiting = self.frontier.waiting_by_origin()
-        self._queue_discovered(self.cluster.tick(now, waiting, self.in_flight, lambda: self._unready_shards(now)))
+        in_flight = [url for _kind, url in self.pool.owner]  # robots.txt and sitemaps too
+        self._queue_discovered(self.cluster.tick(now, waiting, in_flight, lambda: self._unready_shards(now)))
 
     def _unready_shards(self, now: float) -> set[int]:
         """With ``--redis``: the frontier shards of the origins that may not take a request
@@ -376,8 +378,16 @@ class Dispatcher:
         origin = origin_of(task.url)
         dropped = [task]
         if not self.cluster.holds(origin):
+            redirects: list[FetchTask] = []  # robots.txt redirect targets fetched here for origins held here
             while self.frontier.has_waiting(origin):
-                dropped.append(self.frontier.pop(origin))
+                waiting = self.frontier.pop(origin)
+                (redirects if waiting.kind == KIND_ROBOTS_REDIRECT else dropped).append(waiting)
+            for waiting in redirects:
+                self.frontier.push(waiting)
+            if redirects and task.kind == KIND_ROBOTS:
+                # the origin's own rules do not apply to a robots.txt (RFC 9309 2.2.2), and
+                # its pages are another machine's: the target is fetched without them
+                self.politeness.set_robots(origin, RobotsRules.allow_all())
         self.dropped += sum(t.kind in (KIND_PAGE, KIND_FAIL) for t in dropped)
         self.scheduler.refresh(origin)  # next() took the origin out of the heap
 
@@ -436,7 +446,7 @@ class Dispatcher:
             if task is None:
                 self._gate_closed = False  # nothing due: the next origin's time matters
                 break
-            if self.cluster is not None:
+            if self.cluster is not None and task.kind != KIND_ROBOTS_REDIRECT:  # one fetch for origins held here
                 if not self.cluster.owns(task):  # its shard went to another machine
                     self._drop(task)
                     continue
@@ -550,7 +560,7 @@ class Dispatcher:
             return False
         status, body, error = stored
         answer = TaskDone(-1, origin, ROBOTS, status, error, robots_body=body)
-        self.discovery.robots_done(answer, now, fetched=False)
+        self._robots_status[origin] = self.discovery.robots_done(answer, now, fetched=False).status_line()
         self.scheduler.refresh(origin)
         return True
 
@@ -569,6 +579,8 @@ class Dispatcher:
         rules = self.discovery.robots_done(answer, now)
         if self.store is not None:  # this attempt's outcome, kept for sites.tsv after a resume
             self.store.set_robots_status(origin, rules.status_line())
+        else:
+            self._robots_status[origin] = rules.status_line()
         if self.cluster is not None and answer.error != LEASE_LOST and self.politeness.host(origin).robots is not None:
             self.cluster.crawl.store_robots(origin, answer.status, answer.robots_body, answer.error)
         self.scheduler.refresh(origin)
@@ -906,8 +918,9 @@ class Dispatcher:
         return content[CONTENT_DUPLICATE], content[CONTENT_NEAR]
 
     def robots_statuses(self) -> dict[str, str]:
-        """Each origin's last robots.txt outcome (kept in the store, also over resumes)."""
-        return self.store.robots_statuses() if self.store is not None else {}
+        """Each origin's last robots.txt outcome (kept in the store, also over resumes;
+        without one, this run's)."""
+        return self.store.robots_statuses() if self.store is not None else dict(self._robots_status)
 
     def site_count(self) -> int | None:
         """Origins with a claimed URL over every run (None without a store)."""

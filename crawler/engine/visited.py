@@ -252,6 +252,12 @@ class OfferedKeys:
         self._seen.add(fp)
         return True
 
+    def forget(self, keys: Iterable[str]) -> None:
+        """Offer ``keys`` again next time: their claim was not made (the settle that carried
+        them failed or was fenced), so a later page linking to them must send them."""
+        for key in keys:
+            self._seen.discard(fingerprint(key))
+
     def __len__(self) -> int:
         return len(self._seen)
 

@@ -393,9 +393,11 @@ class PageProcessor:
         try:
             won = self.claims.settle(task, state, claims)
         except Exception as exc:  # the record is on disk: crash() must not write another
+            self.offered.forget(t.url for t in claims)  # not claimed: a later page sends them
             raise RecordWritten(done) from exc
         if won == FENCED:  # --redis: this machine stalled past its lease; the new holder fetches it
             log.warning("%s: recorded after this machine lost its shard's lease; the new holder owns it", task.url)
+            self.offered.forget(t.url for t in claims)
             return done
         return dataclasses.replace(done, discovered=tuple(t for t, w in zip(claims, won) if w))
 
