@@ -11,22 +11,21 @@ is started again with a new ``--out``, never resumed in place.
 
 from __future__ import annotations
 
-import glob
 import multiprocessing
 import os
 import re
 import socket
 import time
+import urllib.parse
 from typing import Any
 
 from crawler.api import finish_outputs, prepare_output
-from crawler.config import CrawlConfig
+from crawler.config import CrawlConfig, check_redis_url
 from crawler.engine.clusterfeed import ClusterFeed
 from crawler.engine.dispatcher import Dispatcher
 from crawler.engine.frontier import MemoryFrontier
 from crawler.engine.rediscrawl import RedisCrawl
 from crawler.engine.signals import StopOnSignal, signals_deferred
-from crawler.engine.statestore import StateStore
 from crawler.errors import Aborted, CrawlerError, FetcherDied, OutputError
 
 #: Tasks a machine reads ahead per frontier shard, per fetcher thread (at least 16).
@@ -61,7 +60,9 @@ def crawl_cluster(config: CrawlConfig, signals: StopOnSignal | None = None) -> d
     import redis
 
     config = config.validated()
+    assert config.redis is not None  # validated() checked it
     _check_fresh(config.out_dir)
+    reach(config.redis)
     prepare_output(config.out_dir)
     owned = signals is None
     signals = signals or StopOnSignal()
@@ -69,15 +70,41 @@ def crawl_cluster(config: CrawlConfig, signals: StopOnSignal | None = None) -> d
     try:
         return _run(config, signals)
     except redis.RedisError as exc:
-        raise RedisUnavailable(f"Redis at {config.redis} failed: {_one_line(exc)}") from None
+        raise RedisUnavailable(f"Redis at {redacted(config.redis)} failed: {_one_line(exc)}") from None
     finally:
         if owned:
             signals.restore()
 
 
+def redacted(url: str) -> str:
+    """``url`` without its password (``redis://user:***@host``), for messages."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urllib.parse.urlunsplit(parts._replace(netloc=netloc))
+
+
+def reach(url: str) -> None:
+    """Check at once that Redis at ``url`` answers (one PING, 5 s at most, no retries: the
+    crawl's client waits a restart out, a first contact need not).
+
+    Raises:
+        RedisUnavailable: it does not answer, or refuses the credentials.
+    """
+    import redis
+
+    try:
+        client = redis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=5, retry_on_timeout=False)
+        client.ping()
+        client.close()
+    except redis.RedisError as exc:
+        raise RedisUnavailable(f"cannot reach Redis at {redacted(url)}: {_one_line(exc)}") from None
+
+
 def _check_fresh(out_dir: str) -> None:
-    """``--out`` must not hold another run's records: each run of a machine writes its own."""
-    if StateStore.exists(out_dir) or glob.glob(os.path.join(out_dir, "pages-*.jsonl*")):
+    """``--out`` must be new or empty: each run of a machine writes its own folder."""
+    if os.path.isdir(out_dir) and os.listdir(out_dir):
         raise OutputError(
             f"{out_dir} holds an earlier run: with --redis, give every run its own --out "
             "(what a stopped run left is in Redis; `python -m crawler merge` gathers the folders)"
@@ -107,7 +134,7 @@ def _run(config: CrawlConfig, signals: StopOnSignal) -> dict:
     except KeyboardInterrupt:
         aborted = Aborted("aborted by a second signal")
     except redis.RedisError as exc:  # past the client's retries: the outputs are still written
-        aborted = RedisUnavailable(f"Redis at {config.redis} failed: {_one_line(exc)}")
+        aborted = RedisUnavailable(f"Redis at {redacted(config.redis)} failed: {_one_line(exc)}")
     signals.finishing = True
     summary = finish_outputs(config, dispatcher.outcome(), None, None, time.monotonic() - started, aborted)
     try:
@@ -116,7 +143,7 @@ def _run(config: CrawlConfig, signals: StopOnSignal) -> dict:
         counts = {}
     if isinstance(aborted, RedisUnavailable) or not counts:
         _rewrite_summary(config.out_dir, summary)
-        reason = aborted or f"Redis at {config.redis} failed at the end of the run"
+        reason = aborted or f"Redis at {redacted(config.redis)} failed at the end of the run"
         raise RedisUnavailable(f"{reason}; this machine stopped, outputs in {config.out_dir}")
     # the crawl's own reconciliation: this machine's counts are a part of it
     summary["reconciled"] = counts["open"] == 0 and counts["claimed"] == sum(
@@ -160,10 +187,12 @@ def status(url: str, name: str) -> dict[str, Any]:
     from crawler.engine.leases import ShardLeases
     from crawler.errors import ConfigError
 
+    check_redis_url(url)
+    reach(url)
     crawl = RedisCrawl(url, name)
     try:
         if not crawl.exists():
-            raise ConfigError(f"no crawl named {name!r} in Redis at {url}")
+            raise ConfigError(f"no crawl named {name!r} in Redis at {redacted(url)}")
         stored = crawl.stored_layout()
         crawl = RedisCrawl(url, name, **stored)
         holding: dict[str, int] = {}
@@ -177,7 +206,9 @@ def status(url: str, name: str) -> dict[str, Any]:
             for machine, count in crawl.pending(shard).items():
                 in_flight[machine] = in_flight.get(machine, 0) + count
             waiting += crawl.waiting(shard)
-        machines = crawl.client.zrange(ShardLeases.machines_key_of(crawl), 0, -1)
+        seconds, micros = crawl.client.time()
+        now_ms = seconds * 1000 + micros // 1000  # the heartbeats' clock: Redis's own
+        machines = crawl.client.zrangebyscore(ShardLeases.machines_key_of(crawl), now_ms, "+inf")
         return {
             "crawl_name": name,
             "counts": crawl.counts(),
@@ -188,7 +219,7 @@ def status(url: str, name: str) -> dict[str, Any]:
             "sites": crawl.sites(),
         }
     except redis.RedisError as exc:
-        raise RedisUnavailable(f"Redis at {url} failed: {_one_line(exc)}") from None
+        raise RedisUnavailable(f"Redis at {redacted(url)} failed: {_one_line(exc)}") from None
 
 
 def _one_line(exc: BaseException) -> str:

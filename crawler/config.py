@@ -49,6 +49,25 @@ MODES = ("crawl", "map")
 MAX_SHARD_BYTES = 2**40
 
 
+def check_redis_url(url: str) -> None:
+    """Raise ConfigError (one line) unless ``url`` is a ``redis://`` (or ``rediss://``,
+    ``unix://``) URL redis-py reads, with a numeric database if one is given."""
+    import urllib.parse
+
+    from redis.connection import parse_url
+
+    message = f"--redis must be a redis://HOST:PORT/DB URL, got {url!r}"
+    if not url.startswith(("redis://", "rediss://", "unix://")):
+        raise ConfigError(message)
+    try:
+        parse_url(url)
+        database = urllib.parse.urlsplit(url).path.lstrip("/")
+    except ValueError:
+        raise ConfigError(message) from None
+    if url.startswith(("redis://", "rediss://")) and database and not database.isdigit():
+        raise ConfigError(message)
+
+
 def default_workers() -> int:
     """Number of fetcher processes by default: the number of usable cores (at least 1)."""
     try:
@@ -331,8 +350,7 @@ class CrawlConfig:
     def _validate_cluster(self) -> None:
         """The settings ``--redis`` needs or cannot take (one-line ConfigErrors)."""
         assert self.redis is not None  # validated() calls this with --redis only
-        if not self.redis.startswith(("redis://", "rediss://", "unix://")):
-            raise ConfigError(f"--redis must be a redis://HOST:PORT/DB URL, got {self.redis!r}")
+        check_redis_url(self.redis)
         for name, flag in (("max_pages", "--max-pages"), ("max_pages_per_site", "--max-pages-per-site")):
             if getattr(self, name) is not None:
                 raise ConfigError(f"{flag} is not supported with --redis yet (each machine would count its own)")

@@ -73,6 +73,14 @@ def test_defaults():
         ({"allow_domains": ("ok.org", "bad host!")}, "--allow-domain 'bad host!' is not a host name"),
         ({"allow_domains": ("x.org:8080",)}, "--allow-domain 'x.org:8080' is not a host name"),
         ({"redis": "127.0.0.1:6379"}, "--redis must be a redis://HOST:PORT/DB URL, got '127.0.0.1:6379'"),
+        (
+            {"redis": "redis://127.0.0.1:abc/0"},
+            "--redis must be a redis://HOST:PORT/DB URL, got 'redis://127.0.0.1:abc/0'",
+        ),
+        (
+            {"redis": "redis://127.0.0.1/notadb"},
+            "--redis must be a redis://HOST:PORT/DB URL, got 'redis://127.0.0.1/notadb'",
+        ),
         ({"redis": REDIS, "max_pages": 5}, "--max-pages is not supported with --redis yet"),
         ({"redis": REDIS, "max_pages_per_site": 5}, "--max-pages-per-site is not supported with --redis yet"),
         ({"redis": REDIS, "mode": "map"}, "map is not supported with --redis"),

@@ -121,3 +121,38 @@ def test_machines_alive_come_from_heartbeats_in_server_time(redis_url):
     assert b.heartbeat() == ["b"] and b.share(1) == 8
     b.leave()
     assert a.heartbeat() == ["a"]
+
+
+def test_status_lists_only_the_machines_whose_heartbeat_holds(redis_url):
+    from crawler.cluster import status
+
+    crawl = RedisCrawl(redis_url, "alive-status", frontier_shards=8)
+    crawl.create_or_join({"seeds": []})
+    ShardLeases(crawl, "gone", ttl_s=0.3).heartbeat()
+    ShardLeases(crawl, "here", ttl_s=30).heartbeat()
+    assert status(redis_url, "alive-status")["machines"] == ["gone", "here"]
+    time.sleep(0.5)  # "gone" stops beating; no other machine's heartbeat cleans the set up
+    assert status(redis_url, "alive-status")["machines"] == ["here"]
+
+
+def test_merge_refuses_a_folder_twice_and_keeps_a_killed_machines_skips(tmp_path):
+    import json
+
+    from crawler.errors import OutputError
+    from crawler.output.merge import merge_folders
+    from crawler.output.writers import SKIP_LOG
+
+    done, killed = tmp_path / "done", tmp_path / "killed"
+    done.mkdir()
+    killed.mkdir()
+    (done / "summary.json").write_text(json.dumps({"seeds": ["http://a.test/"]}))
+    (killed / SKIP_LOG).write_text("http://a.test/private\t1\thttp://a.test/\trobots.txt: disallowed\n")
+    with pytest.raises(OutputError, match="is given twice$"):
+        merge_folders([str(done), str(done)], str(tmp_path / "out"))
+    summary = merge_folders([str(done), str(killed)], str(tmp_path / "out"))
+    assert (summary["claimed"], summary["skipped"], summary["reconciled"]) == (1, 1, None)
+    assert (tmp_path / "out" / "skipped.tsv").read_text().splitlines()[1:] == [
+        "http://a.test/private\t1\thttp://a.test/\trobots.txt: disallowed"
+    ]
+    with pytest.raises(OutputError, match="is not empty"):
+        merge_folders([str(done)], str(tmp_path / "out"))

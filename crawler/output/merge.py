@@ -54,6 +54,13 @@ def merge_folders(
     folders = [os.path.abspath(f) for f in folders]
     out_dir = os.path.abspath(out_dir)
     _check(folders, out_dir)
+    try:
+        return _merge(folders, out_dir, shard_bytes, compression)
+    except OSError as exc:
+        raise OutputError(f"cannot write the merged outputs in {out_dir}: {exc.strerror or exc}") from None
+
+
+def _merge(folders: list[str], out_dir: str, shard_bytes: int, compression: str | None) -> dict:
     summaries = [_summary(f) for f in folders]
     names = {s["cluster"]["crawl_name"] for s in summaries if s and "cluster" in s}
     if len(names) > 1:
@@ -142,11 +149,16 @@ def merge_folders(
 def _check(folders: list[str], out_dir: str) -> None:
     if not folders:
         raise OutputError("merge needs at least one folder")
+    twice = sorted({f for f in folders if folders.count(f) > 1})
+    if twice:
+        raise OutputError(f"{twice[0]} is given twice")
     for folder in folders:
         if not os.path.isdir(folder):
             raise OutputError(f"{folder}: no such folder")
-        if not list_shards(folder) and not os.path.exists(os.path.join(folder, "summary.json")):
-            raise OutputError(f"{folder}: no page shards and no summary.json: not a crawl's output folder")
+        if not list_shards(folder) and not any(
+            os.path.exists(os.path.join(folder, name)) for name in ("summary.json", SKIP_LOG)
+        ):
+            raise OutputError(f"{folder}: no page shards, summary.json or {SKIP_LOG}: not a crawl's output folder")
     if out_dir in folders:
         raise OutputError(f"--out {out_dir} is one of the folders merged: give a new folder")
     if os.path.isdir(out_dir) and os.listdir(out_dir):
