@@ -25,7 +25,7 @@ venv: $(STAMP)
 
 crawl: $(STAMP)
 	@test -n "$(URL)$(SEEDS)" || { echo "usage: make crawl URL=http://host/ | SEEDS=file [OUT=dir] [ARGS='--workers 4']" >&2; exit 2; }
-	@echo "crawl output: $(OUT) (after a stop, resume with the same command and OUT=$(OUT))"
+	@echo "crawl output: $(OUT) $(if $(findstring --redis,$(ARGS)),(with --redis every run has a new OUT: after a stop, run it again without OUT=),(after a stop, resume with the same command and OUT=$(OUT)))"
 	$(PY) -m crawler $(SEED_ARGS) --out "$(OUT)" $(ARGS)
 
 # The same walk without conversion: page counts, sections, depths, sizes (OUT/map.json).

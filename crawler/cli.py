@@ -329,8 +329,7 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
         help="also write OUT/site/<host>/<path>.md, one Markdown file per page, and "
         "site/index.tsv (url -> file) (default: off)",
     )
-    if mode == "crawl":
-        _cluster_arguments(p)
+    _cluster_arguments(p)  # map takes them only to say it cannot run through Redis
     p.add_argument("--quiet", action="store_true", help="no progress lines, only errors")
     p.add_argument("--version", action="version", version=f"crawler {__version__}")
     return p

@@ -11,6 +11,7 @@ is started again with a new ``--out``, never resumed in place.
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import os
 import re
@@ -27,6 +28,8 @@ from crawler.engine.frontier import MemoryFrontier
 from crawler.engine.rediscrawl import RedisCrawl
 from crawler.engine.signals import StopOnSignal, signals_deferred
 from crawler.errors import Aborted, CrawlerError, FetcherDied, OutputError
+
+log = logging.getLogger("crawler")
 
 #: Tasks a machine reads ahead per frontier shard, per fetcher thread (at least 16).
 READ_AHEAD_PER_THREAD = 2
@@ -118,6 +121,15 @@ def _run(config: CrawlConfig, signals: StopOnSignal) -> dict:
     started = time.monotonic()
     crawl = RedisCrawl(config.redis, config.cluster_name())
     created = crawl.create_or_join(config.resume_settings())
+    if not created:
+        counts = crawl.counts()
+        if counts["open"] == 0 and counts["claimed"]:
+            log.warning(
+                "crawl %s in Redis is over already (%d URLs claimed, none open): nothing to do; "
+                "a new --crawl-name crawls the seeds again",
+                crawl.name,
+                counts["claimed"],
+            )
     machine = config.machine or default_machine()
     per_shard = max(16, READ_AHEAD_PER_THREAD * config.workers * config.threads)
     feed = ClusterFeed(crawl, machine, config.lease_s, per_shard)

@@ -260,6 +260,9 @@ def test_status_prints_the_whole_crawls_counts(tmp_path, redis_server):
     with sites(1) as servers:
         seeds = seed_file(tmp_path, servers)
         finish(machine("a", tmp_path / "a", seeds, redis_server.url))
+        _out, err = finish(machine("late", tmp_path / "late", seeds, redis_server.url))
+        assert "is over already (120 URLs claimed, none open): nothing to do" in err
+        assert sum(len(s.requests) for s in servers) == PAGES + 1  # the late machine sent nothing
     proc = subprocess.run(
         [sys.executable, "-m", "crawler", "status", "--redis", redis_server.url, "--seeds", seeds],
         cwd=ROOT,
