@@ -477,7 +477,12 @@ def _main(argv: Sequence[str] | None, signals: StopOnSignal) -> int:
     if not args.quiet:
         print(summary_table(summary), file=sys.stderr)
     if summary["stopped"]:
-        print(f"crawler: stopped ({summary['stopped']}); run the same command again to resume", file=sys.stderr)
+        again = (
+            "start a machine again with a new --out to go on"
+            if config.redis is not None
+            else "run the same command again to resume"
+        )
+        print(f"crawler: stopped ({summary['stopped']}); {again}", file=sys.stderr)
     print(json.dumps({k: summary[k] for k in keys}))
     print(f"output: {config.out_dir}")
     return EXIT_OK

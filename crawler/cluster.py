@@ -11,6 +11,7 @@ is started again with a new ``--out``, never resumed in place.
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing
 import os
@@ -28,8 +29,13 @@ from crawler.engine.frontier import MemoryFrontier
 from crawler.engine.rediscrawl import RedisCrawl
 from crawler.engine.signals import StopOnSignal, signals_deferred
 from crawler.errors import Aborted, CrawlerError, FetcherDied, OutputError
+from crawler.output.merge import CLUSTER_JSON
 
 log = logging.getLogger("crawler")
+
+#: Written first in every machine's --out: which crawl the folder belongs to (``merge``
+#: checks it, also in the folder of a machine that was killed).
+CLUSTER_FILE = CLUSTER_JSON
 
 #: Tasks a machine reads ahead per frontier shard, per fetcher thread (at least 16).
 READ_AHEAD_PER_THREAD = 2
@@ -67,6 +73,9 @@ def crawl_cluster(config: CrawlConfig, signals: StopOnSignal | None = None) -> d
     _check_fresh(config.out_dir)
     reach(config.redis)
     prepare_output(config.out_dir)
+    with open(os.path.join(config.out_dir, CLUSTER_FILE), "w", encoding="utf-8") as f:
+        json.dump({"crawl_name": config.cluster_name(), "redis": redacted(config.redis)}, f)
+        f.write("\n")
     owned = signals is None
     signals = signals or StopOnSignal()
     signals.install()
@@ -150,7 +159,7 @@ def _run(config: CrawlConfig, signals: StopOnSignal) -> dict:
     signals.finishing = True
     summary = finish_outputs(config, dispatcher.outcome(), None, None, time.monotonic() - started, aborted)
     try:
-        counts = crawl.counts()
+        counts = {} if isinstance(aborted, RedisUnavailable) else crawl.counts()
     except redis.RedisError:
         counts = {}
     if isinstance(aborted, RedisUnavailable) or not counts:
@@ -179,8 +188,6 @@ def _run(config: CrawlConfig, signals: StopOnSignal) -> dict:
 
 
 def _rewrite_summary(out_dir: str, summary: dict) -> None:
-    import json
-
     with open(os.path.join(out_dir, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
         f.write("\n")

@@ -356,6 +356,8 @@ class CrawlConfig:
                 raise ConfigError(f"{flag} is not supported with --redis yet (each machine would count its own)")
         if self.mode != "crawl":
             raise ConfigError("map is not supported with --redis")
+        if self.sitemaps:
+            raise ConfigError("--sitemaps is not supported with --redis yet (a sitemap is read by one machine only)")
         if self.restart:
             raise ConfigError(
                 "--restart does not apply with --redis: every run has a new --out; "

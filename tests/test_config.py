@@ -89,6 +89,7 @@ def test_defaults():
         ({"redis": REDIS, "machine": "m|1"}, "--machine must be 1 to 64 letters, digits"),
         ({"redis": REDIS, "lease_s": 0.5}, "--lease must be from 1 to 86400 s, got 0.5"),
         ({"redis": REDIS, "restart": True}, "--restart does not apply with --redis"),
+        ({"redis": REDIS, "sitemaps": True}, "--sitemaps is not supported with --redis yet"),
     ],
 )
 def test_each_bad_field_raises_config_error(overrides, message):

@@ -139,16 +139,23 @@ def test_merge_refuses_a_folder_twice_and_keeps_a_killed_machines_skips(tmp_path
     import json
 
     from crawler.errors import OutputError
-    from crawler.output.merge import merge_folders
+    from crawler.output.merge import CLUSTER_JSON, merge_folders
     from crawler.output.writers import SKIP_LOG
 
-    done, killed = tmp_path / "done", tmp_path / "killed"
-    done.mkdir()
-    killed.mkdir()
-    (done / "summary.json").write_text(json.dumps({"seeds": ["http://a.test/"]}))
+    done, killed, other, plain = (tmp_path / name for name in ("done", "killed", "other", "plain"))
+    for folder, name in ((done, "c1"), (killed, "c1"), (other, "c2"), (plain, None)):
+        folder.mkdir()
+        (folder / "summary.json").write_text(json.dumps({"seeds": ["http://a.test/"]}))
+        if name is not None:
+            (folder / CLUSTER_JSON).write_text(json.dumps({"crawl_name": name}))
+    (killed / "summary.json").unlink()  # a killed machine writes none
     (killed / SKIP_LOG).write_text("http://a.test/private\t1\thttp://a.test/\trobots.txt: disallowed\n")
     with pytest.raises(OutputError, match="is given twice$"):
         merge_folders([str(done), str(done)], str(tmp_path / "out"))
+    with pytest.raises(OutputError, match="^the folders come from different crawls: c1, c2$"):
+        merge_folders([str(done), str(other)], str(tmp_path / "out"))
+    with pytest.raises(OutputError, match="plain has no cluster.json: not a machine's folder of a --redis crawl$"):
+        merge_folders([str(done), str(plain)], str(tmp_path / "out"))
     summary = merge_folders([str(done), str(killed)], str(tmp_path / "out"))
     assert (summary["claimed"], summary["skipped"], summary["reconciled"]) == (1, 1, None)
     assert (tmp_path / "out" / "skipped.tsv").read_text().splitlines()[1:] == [
@@ -156,3 +163,38 @@ def test_merge_refuses_a_folder_twice_and_keeps_a_killed_machines_skips(tmp_path
     ]
     with pytest.raises(OutputError, match="is not empty"):
         merge_folders([str(done)], str(tmp_path / "out"))
+
+
+def test_an_idle_machine_reads_again_entries_pending_under_it_whose_reply_was_lost(redis_url):
+    from crawler.engine.clusterfeed import ClusterFeed
+
+    crawl = RedisCrawl(redis_url, "orphans", frontier_shards=1)
+    crawl.create_or_join({"seeds": []})
+    crawl.claim_tasks([page_task(f"http://a.test/{n}") for n in range(3)])
+    feed = ClusterFeed(crawl, "m", lease_s=30, per_shard=16)
+    assert len(feed.tick(0.0, {}, [])) == 3  # read: pending under m, and lost with the reply
+    assert feed.tick(1.5, {}, [], idle=False) == []  # not idle: what it read may be here
+    again = feed.tick(3.0, {}, [], idle=True)
+    assert sorted(t.url for t in again) == [f"http://a.test/{n}" for n in range(3)]
+    assert all(t.ticket.startswith("m:1|") for t in again)
+    for task in again:
+        assert crawl.settle(task, "visited") == []
+    assert crawl.open_count() == 0
+
+
+def test_a_warm_leave_keeps_a_shard_until_its_origins_may_take_a_request(redis_url):
+    from crawler.engine.clusterfeed import ClusterFeed
+
+    crawl = RedisCrawl(redis_url, "leave", frontier_shards=2)
+    crawl.create_or_join({"seeds": []})
+    feed = ClusterFeed(crawl, "m", lease_s=30, per_shard=16)
+    feed.tick(0.0, {}, [])
+    assert set(feed.tokens) == {0, 1}
+    unready = iter([{1}, {1}, set()])
+    holders = []
+    feed.leave(
+        lambda: next(unready),
+        sleep=lambda s: holders.append((crawl.client.get(crawl.lease_key(0)), crawl.client.get(crawl.lease_key(1)))),
+    )
+    assert holders == [(None, "m:1"), (None, "m:1")]  # shard 0 released at once, 1 kept while unready
+    assert crawl.client.get(crawl.lease_key(1)) is None and feed.tokens == {}

@@ -30,6 +30,7 @@ from __future__ import annotations
 import collections
 import logging
 import random
+import time
 from collections.abc import Callable, Iterable, Mapping
 
 from crawler.engine.leases import ShardLeases
@@ -79,6 +80,8 @@ class ClusterFeed:
         waiting: Mapping[str, int],
         in_flight: Iterable[str],
         unready: Callable[[], set[int]] = set,
+        idle: bool = False,
+        stopping: bool = False,
     ) -> list[FetchTask]:
         """The tasks to push on the local frontier now.
 
@@ -89,12 +92,26 @@ class ClusterFeed:
             unready: the shards with an origin that may not take a request yet (its
                 delay, Crawl-delay or Retry-After runs): such a shard is not handed
                 over before it may, so the next holder may send at once.
+            idle: nothing waits or is in flight here: an entry still pending under this
+                machine in a shard it holds is an orphan (its read's reply was lost with a
+                connection, and the client read again), so it is read again from the
+                pending list (at most every :data:`REBALANCE_S`).
+            stopping: a warm stop: only the heartbeat and the renewals, so the fetches
+                under way keep their leases until they end; nothing new is read or taken.
         """
         tasks: list[FetchTask] = []
+        if stopping:
+            if now >= self._next_beat:
+                self._next_beat = now + min(self.lease_s / 3, REBALANCE_S)
+                self.machines = self.leases.heartbeat()
+                self._drop_lost()
+            return tasks
         if now >= self._next_beat:
             self._next_beat = now + min(self.lease_s / 3, REBALANCE_S)
             tasks += self._rebalance(in_flight, unready)
             self._idle_until.clear()
+            if idle and not tasks:
+                tasks += self._orphans()
         local: collections.Counter[int] = collections.Counter()
         for origin, count in waiting.items():
             local[self.crawl.origin_shard(origin)] += count
@@ -111,13 +128,36 @@ class ClusterFeed:
             tasks += (task for got in read.values() for task in got)
         return tasks
 
-    def _rebalance(self, in_flight: Iterable[str], unready: Callable[[], set[int]]) -> list[FetchTask]:
-        self.machines = self.leases.heartbeat()
+    def _drop_lost(self) -> None:
+        """Renew every lease; forget the ones that no longer hold."""
         for shard in self.leases.renew(self.tokens):
             log.warning("lost the lease of frontier shard %d (this machine stalled past --lease)", shard)
             del self.tokens[shard]
             self.releasing.discard(shard)
             self.lost += 1
+
+    def _orphans(self) -> list[FetchTask]:
+        """The entries pending under this machine in the shards it holds (read from the
+        start of its pending list), as tasks with their tickets."""
+        shards = [s for s in self.tokens if s not in self.releasing]
+        if not shards:
+            return []
+        streams = {self.crawl.stream_key(s): "0" for s in shards}
+        reply = self.crawl.client.xreadgroup("g", self.machine, streams, count=self.per_shard)
+        by_key = {self.crawl.stream_key(s): s for s in shards}
+        tasks = [
+            decode_task(fields["t"], make_ticket(self.tokens[by_key[key]], entry_id))
+            for key, entries in reply or ()
+            for entry_id, fields in entries
+            if fields
+        ]
+        if tasks:
+            log.warning("%d entries pending under this machine were read again (a read's reply was lost)", len(tasks))
+        return tasks
+
+    def _rebalance(self, in_flight: Iterable[str], unready: Callable[[], set[int]]) -> list[FetchTask]:
+        self.machines = self.leases.heartbeat()
+        self._drop_lost()
         share = self.leases.share(len(self.machines))
         kept = [s for s in self.tokens if s not in self.releasing]
         if len(kept) > share:
@@ -196,11 +236,18 @@ class ClusterFeed:
         """True when no URL is claimed and not final on any machine."""
         return self.crawl.open_count() == 0
 
-    def leave(self) -> None:
+    def leave(self, unready: Callable[[], set[int]] = set, sleep: Callable[[float], object] = time.sleep) -> None:
         """Release every lease and say this machine is gone: what it read and did not
-        settle is taken over by the next holders."""
-        for shard, token in list(self.tokens.items()):
-            self.leases.release(shard, token)
-        self.tokens.clear()
+        settle is taken over by the next holders. A shard with an origin that may not
+        take a request yet (``unready``) is kept, and renewed, until it may, so the
+        delay holds across this handover too."""
+        while True:
+            waiting = unready() & set(self.tokens)
+            for shard in [s for s in self.tokens if s not in waiting]:
+                self.leases.release(shard, self.tokens.pop(shard))
+            if not waiting:
+                break
+            sleep(min(self.lease_s / 3, REBALANCE_S))
+            self._drop_lost()
         self.releasing.clear()
         self.leases.leave()

@@ -181,6 +181,7 @@ class Dispatcher:
         #: with --redis: every skip as it happens (a killed machine's are not lost to `merge`)
         self._skip_log = LineWriter(os.path.join(config.out_dir, SKIP_LOG)) if cluster is not None else None
         self._robots_status: dict[str, str] = {}  # without a store: origin -> its robots.txt outcome
+        self._redis_failed = False
         self.store = store
         self.manager = manager
         self.frontier = frontier if frontier is not None else MemoryFrontier()
@@ -286,6 +287,8 @@ class Dispatcher:
             self._skip_frontier(self.stop_reason or "max-pages")
         except BaseException as exc:
             self._cold = True  # an error or a second Ctrl-C: do not wait for fetches
+            # Redis itself failed (past its client's retries): leaving would wait them out again
+            self._redis_failed = type(exc).__module__.split(".")[0] == "redis"
             self._abandon(f"aborted: {exc}" if isinstance(exc, CrawlerError) else "aborted")
             raise
         finally:
@@ -303,10 +306,13 @@ class Dispatcher:
     def _leave_cluster(self) -> None:
         """With ``--redis``: give up every lease, so what this machine read and did not
         settle goes to the other machines (or to the next one started) at once."""
-        if self.cluster is None:
+        if self.cluster is None or self._redis_failed:
             return
         try:
-            self.cluster.leave()
+            if self._cold or self.stop_reason is None:  # aborted, or the crawl is over
+                self.cluster.leave()
+            else:  # a warm stop with work left: an origin's delay holds across the handover
+                self.cluster.leave(lambda: self._unready_shards(time.monotonic()))
         except Exception as exc:  # noqa: BLE001  # Redis gone: the leases expire on their own
             log.warning("could not release the shard leases (%s); they expire in %g s", exc, self.config.lease_s)
 
@@ -323,7 +329,7 @@ class Dispatcher:
     def _loop(self) -> None:
         while True:
             now = time.monotonic()
-            if self.cluster is not None and self.stop_reason is None:
+            if self.cluster is not None:
                 self._feed(now)
             self._fill(now)
             if not self.pool.outstanding() and not self._waiting() and self._cluster_done():
@@ -359,7 +365,10 @@ class Dispatcher:
         self._next_feed = now + FEED_INTERVAL_S
         waiting = self.frontier.waiting_by_origin()
         in_flight = [url for _kind, url in self.pool.owner]  # robots.txt and sitemaps too
-        self._queue_discovered(self.cluster.tick(now, waiting, in_flight, lambda: self._unready_shards(now)))
+        idle = not in_flight and not waiting and not self.retries
+        stopping = self.stop_reason is not None
+        tasks = self.cluster.tick(now, waiting, in_flight, lambda: self._unready_shards(now), idle, stopping)
+        self._queue_discovered(tasks)
 
     def _unready_shards(self, now: float) -> set[int]:
         """With ``--redis``: the frontier shards of the origins that may not take a request
@@ -685,6 +694,9 @@ class Dispatcher:
                 self.store.add([task], SKIPPED_STATE, reason)
 
     def _flush_skips(self) -> None:
+        if self._redis_failed:  # nothing to mark them in: another holder fetches them
+            self._to_mark.clear()
+            return
         while self._to_mark:
             batch, self._to_mark = self._to_mark[:1000], self._to_mark[1000:]
             self.claims.mark_skipped(batch)
@@ -861,7 +873,7 @@ class Dispatcher:
     def _mark_skipped(self, tasks: list[FetchTask]) -> Exception | None:
         """Mark ``tasks`` skipped in the table; the error raised, if any."""
         try:
-            if tasks:
+            if tasks and not self._redis_failed:
                 self.claims.mark_skipped(tasks)
         except Exception as exc:  # noqa: BLE001 (raised by _skip_frontier once drained)
             return exc

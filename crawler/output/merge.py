@@ -38,6 +38,10 @@ from crawler.output.writers import SKIP_LOG, ShardWriter
 from crawler.vocabulary import UrlState
 from crawler.web.urlnorm import key_of, origin_of
 
+#: The file every machine of a ``--redis`` crawl writes first in its folder: the crawl's
+#: name (and Redis without its password), so ``merge`` never mixes two crawls.
+CLUSTER_JSON = "cluster.json"
+
 
 def merge_folders(
     folders: Sequence[str], out_dir: str, shard_bytes: int = DEFAULT_SHARD_BYTES, compression: str | None = None
@@ -56,13 +60,15 @@ def merge_folders(
     _check(folders, out_dir)
     try:
         return _merge(folders, out_dir, shard_bytes, compression)
+    except OutputError:
+        raise
     except OSError as exc:
         raise OutputError(f"cannot write the merged outputs in {out_dir}: {exc.strerror or exc}") from None
 
 
 def _merge(folders: list[str], out_dir: str, shard_bytes: int, compression: str | None) -> dict:
     summaries = [_summary(f) for f in folders]
-    names = {s["cluster"]["crawl_name"] for s in summaries if s and "cluster" in s}
+    names = {_crawl_name(f) for f in folders}
     if len(names) > 1:
         raise OutputError(f"the folders come from different crawls: {', '.join(sorted(names))}")
     seeds = next((s["seeds"] for s in summaries if s), None)
@@ -163,6 +169,22 @@ def _check(folders: list[str], out_dir: str) -> None:
         raise OutputError(f"--out {out_dir} is one of the folders merged: give a new folder")
     if os.path.isdir(out_dir) and os.listdir(out_dir):
         raise OutputError(f"--out {out_dir} is not empty: give a new folder")
+
+
+def _crawl_name(folder: str) -> str:
+    """The crawl ``folder`` belongs to, from its ``cluster.json`` (written first by every
+    machine, so a killed machine's folder has one too).
+
+    Raises:
+        OutputError: the folder has none: not a machine's folder of a ``--redis`` crawl.
+    """
+    try:
+        with open(os.path.join(folder, CLUSTER_JSON), encoding="utf-8") as f:
+            return str(json.load(f)["crawl_name"])
+    except FileNotFoundError:
+        raise OutputError(f"{folder} has no {CLUSTER_JSON}: not a machine's folder of a --redis crawl") from None
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise OutputError(f"{folder}/{CLUSTER_JSON} cannot be read: {exc}") from None
 
 
 def _summary(folder: str) -> dict | None:
