@@ -424,8 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return _main(argv, signals)
     except KeyboardInterrupt as exc:
-        advice = getattr(exc, "advice", "run the same command again to resume")  # crawler.cluster sets its own
-        print(f"crawler: {str(exc) or 'aborted'}; {advice}", file=sys.stderr)
+        print(f"crawler: {str(exc) or 'aborted'}; run the same command again to resume", file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:  # stdout's reader left (`| head`): the outputs are on disk
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -181,9 +181,7 @@ def _run(config: CrawlConfig, signals: StopOnSignal) -> dict:
     }
     _rewrite_summary(config.out_dir, summary)
     if isinstance(aborted, Aborted):
-        interrupted = KeyboardInterrupt(f"{aborted}; outputs in {config.out_dir}")
-        interrupted.advice = "start a machine again with a new --out to go on"  # type: ignore[attr-defined]
-        raise interrupted
+        raise KeyboardInterrupt(f"{aborted}; outputs in {config.out_dir}")
     if aborted is not None:
         raise type(aborted)(f"{aborted}; this machine stopped, outputs in {config.out_dir}")
     return summary

@@ -494,22 +494,3 @@ def test_an_unreachable_redis_is_a_one_line_error_at_once(tmp_path):
     [line] = err.strip().splitlines()
     assert line.startswith("crawler: error: cannot reach Redis at redis://:***@127.0.0.1:") and "secret" not in line
     assert not (tmp_path / "a").exists()
-
-
-def test_a_cold_stop_tells_to_start_a_machine_again_and_another_finishes_the_crawl(tmp_path, redis_server):
-    with sites(2, delay_s=0.02) as servers:
-        seeds = seed_file(tmp_path, servers)
-        a = machine("a", tmp_path / "a", seeds, redis_server.url)
-        wait_for(lambda: sum(len(s.requests) for s in servers) >= 30)
-        os.killpg(a.pid, signal.SIGINT)
-        time.sleep(0.1)
-        os.killpg(a.pid, signal.SIGINT)  # the second: a cold stop
-        _out, err = a.communicate(timeout=60)
-        assert a.returncode == 2
-        assert err.strip().splitlines()[-1].endswith("; start a machine again with a new --out to go on")
-        finish(machine("a2", tmp_path / "a2", seeds, redis_server.url))
-        from crawler.output.shards import iter_records
-
-        urls = [r["url"] for out in ("a", "a2") for r in iter_records(str(tmp_path / out))]
-        assert set(urls) == expected_pages(servers)
-    assert merge(tmp_path, "a", "a2")["records"] == 2 * PAGES
