@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from crawler.engine.leases import ShardLeases
 from crawler.engine.messages import FetchTask
-from crawler.engine.rediscrawl import RedisCrawl, decode_task, make_ticket, split_ticket
+from crawler.engine.rediscrawl import RedisCrawl, make_ticket, split_ticket
 
 log = logging.getLogger("crawler")
 
@@ -139,18 +139,11 @@ class ClusterFeed:
     def _orphans(self) -> list[FetchTask]:
         """The entries pending under this machine in the shards it holds (read from the
         start of its pending list), as tasks with their tickets."""
-        shards = [s for s in self.tokens if s not in self.releasing]
-        if not shards:
+        held = {s: token for s, token in self.tokens.items() if s not in self.releasing}
+        if not held:
             return []
-        streams = {self.crawl.stream_key(s): "0" for s in shards}
-        reply = self.crawl.client.xreadgroup("g", self.machine, streams, count=self.per_shard)
-        by_key = {self.crawl.stream_key(s): s for s in shards}
-        tasks = [
-            decode_task(fields["t"], make_ticket(self.tokens[by_key[key]], entry_id))
-            for key, entries in reply or ()
-            for entry_id, fields in entries
-            if fields
-        ]
+        read = self.crawl.read_shards(held, self.machine, self.per_shard, pending=True)
+        tasks = [task for got in read.values() for task in got]
         if tasks:
             log.warning("%d entries pending under this machine were read again (a read's reply was lost)", len(tasks))
         return tasks
@@ -199,17 +192,7 @@ class ClusterFeed:
 
     def _read(self, shards: list[int]) -> dict[int, list[FetchTask]]:
         """Up to ``per_shard`` new tasks of each of ``shards``, in one XREADGROUP."""
-        streams = {self.crawl.stream_key(s): ">" for s in shards}
-        reply = self.crawl.client.xreadgroup("g", self.machine, streams, count=self.per_shard)
-        by_key = {self.crawl.stream_key(s): s for s in shards}
-        read: dict[int, list[FetchTask]] = {}
-        for key, entries in reply or ():
-            shard = by_key[key]
-            token = self.tokens[shard]
-            read[shard] = [
-                decode_task(fields["t"], make_ticket(token, entry_id)) for entry_id, fields in entries if fields
-            ]
-        return read
+        return self.crawl.read_shards({s: self.tokens[s] for s in shards}, self.machine, self.per_shard)
 
     def owns(self, task: FetchTask) -> bool:
         """True if this machine may dispatch ``task``: its shard is held (with the task's

@@ -415,13 +415,25 @@ class RedisCrawl:
     def read(self, shard: int, consumer: str, token: str, count: int) -> list[FetchTask]:
         """Up to ``count`` tasks of ``shard`` no machine has read, now pending under
         ``consumer``; each carries its ticket (``token`` and entry id)."""
-        reply = self.client.xreadgroup(GROUP, consumer, {self.stream_key(shard): ">"}, count=count)
-        return [
-            decode_task(fields["t"], make_ticket(token, entry_id))
-            for _stream, entries in reply or ()
-            for entry_id, fields in entries
-            if fields
-        ]
+        return self.read_shards({shard: token}, consumer, count).get(shard, [])
+
+    def read_shards(
+        self, tokens: dict[int, str], consumer: str, count: int, pending: bool = False
+    ) -> dict[int, list[FetchTask]]:
+        """Up to ``count`` tasks of each shard of ``tokens`` (shard -> lease token) in one
+        XREADGROUP: new ones, now pending under ``consumer``, or with ``pending`` the
+        ones already pending under it (from the start of its pending list). Each task
+        carries its ticket. Shards with none are missing from the answer."""
+        start = "0" if pending else ">"
+        keys = {self.stream_key(shard): shard for shard in tokens}
+        reply = self.client.xreadgroup(GROUP, consumer, dict.fromkeys(keys, start), count=count)
+        read: dict[int, list[FetchTask]] = {}
+        for key, entries in reply or ():
+            shard = keys[key]
+            tasks = [decode_task(f["t"], make_ticket(tokens[shard], i)) for i, f in entries if f]
+            if tasks:
+                read[shard] = tasks
+        return read
 
     def take_over(self, shard: int, consumer: str, token: str, count: int = 1000) -> list[FetchTask]:
         """Every entry pending in ``shard`` (read by its last lease holder, any machine),
