@@ -23,6 +23,11 @@ Records (WARC 1.1, ISO 28500:2017; https://iipc.github.io/warc-specifications/):
   with a ``Content-Encoding``, which requests has already decoded, stored empty, or a
   body that failed to decode); non-ASCII bytes of the status line and header fields are
   stored ``%XX`` (warcio writes ASCII headers);
+- a recrawl's conditional request answered 304 is a ``revisit`` record of profile
+  ``server-not-modified``, and a 200 whose body (without a content-coding) has the
+  earlier capture's payload digest one of profile ``identical-payload-digest`` (its
+  body not stored again); both name the earlier capture in
+  ``WARC-Refers-To-Target-URI`` and ``WARC-Refers-To-Date``;
 - a GET that got no response at all (a timeout or reset before the status line) leaves
   its ``request`` record alone, without ``WARC-Concurrent-To``; one that failed before
   its request was written (connection refused, DNS) leaves nothing.
@@ -36,8 +41,10 @@ stored.
 
 from __future__ import annotations
 
+import base64
 import datetime
 import glob
+import hashlib
 import importlib.metadata
 import io
 import os
@@ -55,6 +62,8 @@ from crawler.web.fetch import DEFAULT_USER_AGENT, Exchange
 
 #: The WARC version written (warcio writes WARC/1.0 unless told otherwise).
 WARC_VERSION = "1.1"
+#: ``WARC-Profile`` of a revisit record for a 304 Not Modified (WARC 1.1 §6.7.3).
+SERVER_NOT_MODIFIED = "http://netpreserve.org/warc/1.1/revisit/server-not-modified"
 #: Suffix of a file still being written (renamed without it when closed).
 OPEN_SUFFIX = ".open"
 #: Glob of the finished WARC files of a crawl in its output folder.
@@ -163,7 +172,7 @@ class WarcWriter:
                 _stored_headers(exchange.headers),
                 protocol=exchange.http_version,
             )
-            response = writer.create_warc_record(
+            response = _revisit(writer, exchange, fields, http_headers) or writer.create_warc_record(
                 exchange.url,
                 "response",
                 payload=io.BytesIO(body),
@@ -186,6 +195,39 @@ class WarcWriter:
                 return
             self._file.close()
         os.replace(self.path + OPEN_SUFFIX, self.path)
+
+
+def payload_digest(body: bytes) -> str:
+    """``sha1:`` and the base32 SHA-1 of ``body``: the form of ``WARC-Payload-Digest``."""
+    return "sha1:" + base64.b32encode(hashlib.sha1(body).digest()).decode("ascii")
+
+
+def _revisit(
+    writer: WARCWriter, exchange: Exchange, fields: dict[str, str], http_headers: StatusAndHeaders
+) -> object | None:
+    """The ``revisit`` record of a repeated request (WARC 1.1 §6.7), or None for a
+    ``response``: a 304 to a conditional request is profile ``server-not-modified``; a
+    200 whose body (sent without a content-coding) has the earlier capture's digest is
+    profile ``identical-payload-digest``, its body not stored again. Both name the
+    earlier capture (``WARC-Refers-To-Target-URI``, ``WARC-Refers-To-Date``)."""
+    earlier = exchange.revisit
+    if earlier is None or exchange.cut:
+        return None
+    refers = {"WARC-Refers-To-Target-URI": earlier.target_uri, "WARC-Refers-To-Date": earlier.date}
+    if exchange.status == 304:
+        record = writer.create_warc_record(
+            exchange.url, "revisit", warc_headers_dict={**fields, **refers}, http_headers=http_headers
+        )
+        record.rec_headers.add_header("WARC-Profile", SERVER_NOT_MODIFIED)
+        return record
+    coded = any(name.lower() == "content-encoding" for name, _ in exchange.headers)
+    if exchange.status != 200 or coded or earlier.payload_digest is None:
+        return None
+    if payload_digest(exchange.body) != earlier.payload_digest:
+        return None
+    return writer.create_revisit_record(
+        exchange.url, earlier.payload_digest, earlier.target_uri, earlier.date, http_headers, fields
+    )
 
 
 def _writer(buffer: io.BytesIO) -> WARCWriter:

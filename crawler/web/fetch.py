@@ -14,7 +14,7 @@ import logging
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Protocol
 
 import requests
@@ -160,6 +160,24 @@ class _WatchedAdapter(HTTPAdapter):
         return target
 
 
+@dataclasses.dataclass(frozen=True, slots=True)
+class Revisit:
+    """The earlier capture of a URL that a request repeats (a recrawl's conditional
+    request), for a WARC ``revisit`` record (WARC 1.1 §6.7).
+
+    Attributes:
+        target_uri: the URL the earlier capture requested (``WARC-Refers-To-Target-URI``).
+        date: when it was fetched, ISO 8601 UTC (``WARC-Refers-To-Date``).
+        payload_digest: ``sha1:`` and the base32 SHA-1 of its body as received with any
+            content-coding undone, or None: a body with this digest (and no
+            content-coding) is an identical payload.
+    """
+
+    target_uri: str
+    date: str
+    payload_digest: str | None
+
+
 @dataclasses.dataclass(slots=True)
 class Exchange:
     """The raw HTTP exchange of one GET, kept only for a recording client
@@ -186,6 +204,8 @@ class Exchange:
             total timeout), ``"disconnect"`` (the connection failed mid-body),
             ``"unspecified"`` (another failure, or a content-encoded redirect body,
             see :meth:`record_redirect_body`); None when complete.
+        revisit: the earlier capture of this URL (:class:`Revisit`) when the request
+            was conditional or a repeat of a recorded one, else None.
     """
 
     url: str
@@ -198,6 +218,7 @@ class Exchange:
     headers: list[tuple[str, str]] = dataclasses.field(default_factory=list)
     body_parts: list[bytes] = dataclasses.field(default_factory=list)
     cut: str | None = None
+    revisit: Revisit | None = None
 
     @property
     def body(self) -> bytes:
@@ -256,6 +277,9 @@ class Response:
             §8.6: of the content as sent, before gzip is undone), or None when absent or
             not a number.
         method: the request method, ``"GET"`` or ``"HEAD"``.
+        etag: the ``ETag`` header exactly as sent, or None (RFC 9110 §8.8.3).
+        last_modified: the ``Last-Modified`` header exactly as sent, or None (RFC 9110
+            §8.8.2).
     """
 
     url: str
@@ -269,6 +293,8 @@ class Response:
     date: str | None = None
     content_length: int | None = None
     method: str = "GET"
+    etag: str | None = None
+    last_modified: str | None = None
 
 
 class _ClientSettings(Protocol):
@@ -343,10 +369,17 @@ class HttpClient:
         *,
         method: str = "GET",
         body_wanted: Callable[[str | None], bool] | None = None,
+        headers: Mapping[str, str] | None = None,
+        revisit: Revisit | None = None,
     ) -> Response:
         """GET ``url`` without following redirects; the body is cut at
         ``max_body_bytes`` (default: the client's). A recording client hands the
         exchange to ``on_exchange`` before returning or raising.
+
+        ``headers``: more request header fields for this request only (the validators
+        of a conditional request, RFC 9110 §13.1). ``revisit``: the earlier capture of
+        this URL, kept on the :class:`Exchange` so that a recording client can write a
+        304, or a body identical to the earlier one, as a WARC ``revisit`` record.
 
         ``method="HEAD"`` sends a HEAD instead (RFC 9110 §9.3.2: the headers a GET would
         get, no body). ``body_wanted``, a function of the Content-Type header (or None),
@@ -357,10 +390,10 @@ class HttpClient:
             FetchError: no complete response (see :attr:`FetchError.reason`).
         """
         if self.on_exchange is None:
-            return self._watched_get(url, max_body_bytes, None, method, body_wanted)
-        exchange = Exchange(url)
+            return self._watched_get(url, max_body_bytes, None, method, body_wanted, headers)
+        exchange = Exchange(url, revisit=revisit)
         try:
-            response = self._watched_get(url, max_body_bytes, exchange, method, body_wanted)
+            response = self._watched_get(url, max_body_bytes, exchange, method, body_wanted, headers)
         except FetchError as exc:
             if exchange.status is not None:  # the headers came, the body did not end
                 exchange.cut = _CUT_BY_REASON.get(exc.reason, "unspecified")
@@ -385,6 +418,7 @@ class HttpClient:
         exchange: Exchange | None,
         method: str = "GET",
         body_wanted: Callable[[str | None], bool] | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Response:
         """:meth:`get` under the wall-clock watchdog, ``exchange`` filled in if given."""
         started = time.monotonic()
@@ -395,7 +429,9 @@ class HttpClient:
         _ACTIVE.exchange = exchange
         timer.start()
         try:
-            response = self._get(url, started, max_body_bytes or self.max_body_bytes, method, body_wanted, exchange)
+            response = self._get(
+                url, started, max_body_bytes or self.max_body_bytes, method, body_wanted, exchange, headers
+            )
         except FetchError as exc:
             if deadline.expired and exc.reason != "timeout":
                 raise FetchError("timeout", f"no complete response after {self.total_timeout_s:g} s") from exc
@@ -425,10 +461,11 @@ class HttpClient:
         method: str = "GET",
         body_wanted: Callable[[str | None], bool] | None = None,
         exchange: Exchange | None = None,
+        headers: Mapping[str, str] | None = None,
     ) -> Response:
         """:meth:`get` without the watchdog; translates every foreign exception."""
         try:
-            prepared = self.session.prepare_request(requests.Request(method, url))
+            prepared = self.session.prepare_request(requests.Request(method, url, headers=headers))
             prepared.url = url  # already normalized; requests would drop an empty query
             settings = dict(self._environment_settings(url), stream=True)
             with self.session.send(prepared, allow_redirects=False, timeout=self.timeout, **settings) as resp:
@@ -459,6 +496,8 @@ class HttpClient:
                     resp.headers.get("Date"),
                     _content_length(resp.headers.get("Content-Length")),
                     method,
+                    resp.headers.get("ETag"),
+                    resp.headers.get("Last-Modified"),
                 )
         except FetchError:
             raise
