@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 
 from crawler.config import CrawlConfig
-from crawler.engine import resume
+from crawler.engine import recrawl, resume
 from crawler.engine.diskfrontier import DiskFrontier
 from crawler.engine.dispatcher import Dispatcher
 from crawler.engine.messages import FAILED, NON_HTML, PAGE, REDIRECT
@@ -38,8 +38,8 @@ from crawler.engine.scheduler import SITE_LIMIT
 from crawler.engine.signals import StopOnSignal, signals_deferred
 from crawler.engine.statestore import StateStore
 from crawler.engine.visited import VisitedProxy, start_manager
-from crawler.errors import Aborted, CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
-from crawler.output import map_report, mirror, sites, warc
+from crawler.errors import Aborted, ConfigError, CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
+from crawler.output import generations, map_report, mirror, sites, warc
 from crawler.output.graph import LinkGraph, write_tree
 from crawler.output.shards import finish_shards, write_manifest
 from crawler.web.urlnorm import origin_of
@@ -104,6 +104,9 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
     manager = None
     if config.restart:
         resume.remove_outputs(config.out_dir)
+    config = dataclasses.replace(config, generation=recrawl.begin(config))
+    if config.mirror and config.generation > 1:
+        raise ConfigError("--mirror is not supported on a recrawled folder yet (export-current writes its corpus)")
     store = StateStore.open(config.out_dir)
     try:
         with signals_deferred(ctx.get_start_method()):  # a Ctrl-C waits for the children to boot
@@ -112,6 +115,11 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
             report = resume.prepare(config, store, table)
             if report.resumed:
                 log.info("%s", report.describe(config.out_dir))
+            queued = recrawl.seed(config, store, table)
+            if queued:
+                log.info(
+                    "recrawl: generation %d asks %d URLs of the earlier generations again", config.generation, queued
+                )
             expected = map_report.expected_urls(config) if config.mode == "crawl" else None
             frontier = DiskFrontier(store)
             dispatcher = Dispatcher(
@@ -221,7 +229,13 @@ def finish_page_shards(config: CrawlConfig) -> dict:
     fetcher must have stopped. Returns the manifest."""
     started = time.monotonic()
     compressed = finish_shards(config.out_dir, config.compress)
-    manifest = write_manifest(config.out_dir, config.shard_bytes)
+    recrawled = config.generation > 1
+    manifest = write_manifest(
+        config.out_dir,
+        config.shard_bytes,
+        generations.shard_generation(config.out_dir) if recrawled else None,
+        config.generation,
+    )
     log.debug(
         "%d records in %d shards (%d compressed now), manifest written in %.2f s",
         manifest["records"],
@@ -312,7 +326,9 @@ def finish_outputs(
             and states["failed"] == c.failed
         )
     finish_page_shards(config)
-    site_count = sites.write_sites(out, by_origin, listing.robots_statuses(), config.obey_robots)
+    site_count = sites.write_sites(
+        out, by_origin, listing.robots_statuses(), config.obey_robots, generations.current_records(out)
+    )
     stored = listing.site_count()  # every run's claims
     site_count = site_count if stored is None else stored
     summary = {
@@ -352,7 +368,11 @@ def finish_outputs(
         "workers": config.workers,
         "threads": config.threads,
         "start_method": outcome.start_method,
+        "generation": config.generation,
     }
+    if config.generation > 1:
+        changes = recrawl.write_changes(out, config.generation)
+        summary["changes"], summary["changes_by_site"] = changes["changes"], changes["by_site"]
     if config.mirror:  # after a resume too: the records of every run
         try:
             summary["mirror_files"] = mirror.write_mirror(out)

@@ -299,6 +299,20 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
         action="store_true",
         help="delete the outputs and state already in --out and start over (default: resume the crawl found there)",
     )
+    if mode == "crawl":
+        p.add_argument(
+            "--recrawl",
+            action="store_true",
+            help="--out holds a finished crawl: start its next generation, asking every URL again with "
+            "If-None-Match / If-Modified-Since; writes changes-G.tsv (a recrawl that did not finish is resumed)",
+        )
+        p.add_argument(
+            "--skip-unchanged-for",
+            type=_positive_int,
+            metavar="N",
+            help="with --recrawl: do not ask URLs that were unchanged in each of the last N generations "
+            "(listed in skipped.tsv)",
+        )
     p.add_argument(
         "--keep-boilerplate",
         action="store_true",
@@ -413,6 +427,8 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         crawl_name=getattr(args, "crawl_name", None),
         machine=getattr(args, "machine", None),
         lease_s=getattr(args, "lease", 30.0),
+        recrawl=getattr(args, "recrawl", False),
+        skip_unchanged_for=getattr(args, "skip_unchanged_for", None),
     ).validated()
 
 
@@ -441,6 +457,8 @@ def _main(argv: Sequence[str] | None, signals: StopOnSignal) -> int:
         return _status(argv[1:])
     if argv and argv[0] == "merge":
         return _merge(argv[1:])
+    if argv and argv[0] == "export-current":
+        return _export_current(argv[1:])
     mode = argv.pop(0) if argv and argv[0] in MODES else "crawl"
     args = build_parser(mode).parse_args(argv)
     args.mode = mode
@@ -538,6 +556,33 @@ def _merge(argv: list[str]) -> int:
     keys = ("claimed", "visited", "failed", "skipped", "records_repeated", "edges", "sites", "reconciled")
     print(json.dumps({k: summary[k] for k in keys}))
     print(f"output: {args.out}")
+    return EXIT_OK
+
+
+def _export_current(argv: list[str]) -> int:
+    """``python -m crawler export-current DIR --to NEW``: the current corpus of a crawled
+    (and recrawled) folder, one record per URL (:mod:`crawler.output.current`)."""
+    from crawler.output.current import export_current
+
+    p = argparse.ArgumentParser(
+        prog="python -m crawler export-current",
+        description="Write the current corpus of a crawl folder: per URL its latest record that is not a "
+        "transient failure, gone pages left out, Markdown carried from earlier generations filled in.",
+    )
+    p.add_argument("folder", metavar="DIR", help="the crawl's --out folder")
+    p.add_argument("--to", required=True, metavar="NEW", help="the folder to write (new or empty)")
+    p.add_argument("--compress", choices=COMPRESSIONS, help="compress the page shards (default: plain)")
+    args = p.parse_args(argv)
+    try:
+        counts = export_current(args.folder, args.to, args.compress)
+    except CrawlerError as exc:
+        print(f"crawler: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as exc:
+        print(f"crawler: error: {exc.filename or args.folder}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
+    print(json.dumps(counts))
+    print(f"output: {args.to}")
     return EXIT_OK
 
 

@@ -141,6 +141,13 @@ class CrawlConfig:
             scope only.
         max_memory_bytes: resident memory of the whole process tree (psutil) above
             which the dispatcher slows down to one task in flight; ``None``: no limit.
+        recrawl: ``out_dir`` holds a finished crawl: start its next generation, asking
+            every URL again with the validators of its stored record
+            (:mod:`crawler.engine.recrawl`); a generation that did not finish is resumed.
+        skip_unchanged_for: with ``recrawl``, a URL whose record was ``unchanged`` in each
+            of the last N generations is not asked (skipped, listed); ``None``: asked.
+        generation: the generation this run writes (set by :func:`crawler.api.crawl`
+            from the folder: 1, or the recrawl's); recorded in every record.
         restart: delete this crawler's outputs and state in ``out_dir`` and start over
             (without it, a crawl whose ``out_dir`` holds a stopped crawl of the same
             seeds and scope resumes it; other seeds or scope are a ConfigError).
@@ -238,6 +245,9 @@ class CrawlConfig:
     crawl_name: str | None = None
     machine: str | None = None
     lease_s: float = 30.0
+    recrawl: bool = False
+    skip_unchanged_for: int | None = None
+    generation: int = 1
 
     @property
     def seed_keys(self) -> tuple[str, ...]:
@@ -335,6 +345,16 @@ class CrawlConfig:
             )
         if self.redis is not None:
             self._validate_cluster()
+        if self.recrawl and self.restart:
+            raise ConfigError("--recrawl and --restart cannot go together: --restart deletes the crawl to recrawl")
+        if self.recrawl and self.mode != "crawl":
+            raise ConfigError("map has no --recrawl: map the site again with a new --out")
+        if self.recrawl and self.mirror:
+            raise ConfigError("--mirror is not supported with --recrawl yet (export-current writes the current corpus)")
+        if self.skip_unchanged_for is not None and not self.recrawl:
+            raise ConfigError("--skip-unchanged-for needs --recrawl")
+        if self.skip_unchanged_for is not None and self.skip_unchanged_for < 1:
+            raise ConfigError("--skip-unchanged-for must be at least 1")
         for domain in self.allow_domains:
             if domain_key(domain) is None:
                 raise ConfigError(
@@ -358,6 +378,8 @@ class CrawlConfig:
             raise ConfigError("map is not supported with --redis")
         if self.sitemaps:
             raise ConfigError("--sitemaps is not supported with --redis yet (a sitemap is read by one machine only)")
+        if self.recrawl:
+            raise ConfigError("--recrawl is not supported with --redis yet: recrawl on one machine")
         if self.restart:
             raise ConfigError(
                 "--restart does not apply with --redis: every run has a new --out; "

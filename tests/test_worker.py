@@ -32,6 +32,7 @@ from crawler.engine.messages import (
 )
 from crawler.engine.visited import VisitedTable
 from crawler.output.shards import iter_records
+from crawler.output.warc import payload_digest
 from crawler.output.writers import RecordWriter, edges_path
 from crawler.web.fetch import HttpClient
 from tests.helpers.siteserver import Route, SiteServer, redirect
@@ -164,7 +165,21 @@ def test_html_page_record_edges_and_discovered(make):
         "simhash",
         "near_duplicate_of",
         "near_duplicate_distance",
+        "etag",
+        "last_modified",
+        "payload_digest",
+        "generation",
+        "change",
+        "content_generation",
+        "conditional",
     }
+    assert (record["generation"], record["change"], record["content_generation"], record["conditional"]) == (
+        1,
+        "new",
+        1,
+        None,
+    )
+    assert record["payload_digest"] == payload_digest(INDEX.encode())
     assert (record["converter"], record["fallback_error"]) == ("html-to-markdown", None)
     assert record["url"] == record["final_url"] == record["request_url"] == u("/")
     assert record["status"] == 200

@@ -58,13 +58,12 @@ from crawler.engine.statestore import (
 )
 from crawler.engine.visited import VisitedProxy
 from crawler.errors import ConfigError
+from crawler.output import generations
 from crawler.output.mirror import SITE_DIR, remove_mirror
 from crawler.output.shards import (
     MANIFEST_FILE,
     TEMP_SUFFIX,
     cut_partial_line,
-    iter_lines,
-    iter_records,
     outcome_of,
     settle,
 )
@@ -104,6 +103,12 @@ OUTPUT_PATTERNS = (
     "pages-*.jsonl.*" + TEMP_SUFFIX,
     MANIFEST_FILE,
     MANIFEST_FILE + TEMP_SUFFIX,
+    generations.GENERATIONS_FILE,
+    generations.GENERATIONS_FILE + ".tmp",
+    "previous.sqlite",
+    "previous.sqlite.tmp",
+    "changes-*.tsv",
+    generations.ARCHIVE_DIR + "/",
     SITE_DIR + "/",
 )  # the mirror: only the files its index lists
 _URL_PREFIX = '{"url": "'
@@ -181,6 +186,9 @@ def remove_outputs(out_dir: str) -> None:
         if pattern == SITE_DIR + "/":
             remove_mirror(out_dir)
             continue
+        if pattern == generations.ARCHIVE_DIR + "/":
+            generations.remove_archive(out_dir)
+            continue
         for path in glob.glob(os.path.join(out_dir, pattern)):
             os.remove(path)
 
@@ -227,7 +235,7 @@ def _records_not_in_store(store: StateStore, out: str) -> dict[str, dict]:
     """Records on disk whose URL the store still has waiting (or never had): mark them
     finished and return them by URL."""
     found: dict[str, dict] = {}
-    for line in iter_lines(out):  # parsed only when needed: most are in the store
+    for line in generations.current_lines(out):  # parsed only when needed: most are in the store
         if not line.startswith(_URL_PREFIX):
             continue
         url = line[len(_URL_PREFIX) : line.index('"', len(_URL_PREFIX))]
@@ -261,7 +269,7 @@ def _backfill_contents(store: StateStore, out: str) -> int:
     Returns the records added."""
     if any(store.content_counts().values()) or not store.reason_counts(VISITED).get("page"):
         return 0
-    return sum(_add_content(store, record) for record in iter_records(out))
+    return sum(_add_content(store, record) for record in generations.current_records(out))
 
 
 def _recover_links(config: CrawlConfig, store: StateStore, records: dict[str, dict]) -> int:

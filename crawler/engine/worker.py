@@ -62,16 +62,18 @@ from crawler.engine.messages import (
     FetchTask,
     TaskDone,
 )
+from crawler.engine.prior import PRIOR_FILE, PriorReader
+from crawler.engine.recrawl import FAILED_AGAIN, NEW, UNCHANGED, Validators, change_of
 from crawler.engine.rediscrawl import FENCED, RedisCrawl
 from crawler.engine.signals import child_signals
 from crawler.engine.visited import Claims, LocalClaims, OfferedKeys, VisitedProxy, VisitedTable
 from crawler.errors import RecordWritten
 from crawler.output.graph import LINK
 from crawler.output.graph import REDIRECT as REDIRECT_EDGE
-from crawler.output.warc import WarcWriter
+from crawler.output.warc import WarcWriter, payload_digest
 from crawler.output.writers import RecordWriter
 from crawler.web.decode import decode_html, is_html_response
-from crawler.web.fetch import FetchError, HttpClient, Response
+from crawler.web.fetch import FetchError, HttpClient, Response, Revisit
 from crawler.web.probe import body_needed, head_decides, probably_not_html
 from crawler.web.retry import is_transient, parse_retry_after
 from crawler.web.robots import ROBOTS_MAX_BYTES, ROBOTS_MAX_REDIRECTS, robots_url
@@ -173,6 +175,14 @@ class PageProcessor:
         self.mapping = config.mode == "map"
         self.notify = notify
         self.request_urls = RequestUrlMemo()  # links repeat across a site's pages
+        #: A recrawl's earlier generations (:mod:`crawler.engine.recrawl`): None in
+        #: generation 1 and in map mode.
+        self.prior = None
+        self.validators = Validators()
+        if config.generation > 1 and not self.mapping:
+            self.prior = PriorReader(os.path.join(config.out_dir, PRIOR_FILE))
+            self.validators = Validators(self.prior.etag_ignored())
+        self._asked = threading.local()  # this thread's task: .prior (PriorPage | None), .sent
 
     def run(self, task: FetchTask, client: HttpClient) -> TaskDone:
         """Fetch ``task`` and settle it; never raises for a bad page or server. The
@@ -182,6 +192,10 @@ class PageProcessor:
         attempt returns :data:`RETRY` with nothing written: the URL stays in flight
         and the dispatcher schedules the next attempt.
         """
+        self._asked.sent = {}
+        self._asked.prior = None
+        if self.prior is not None and task.kind in (KIND_PAGE, KIND_FAIL):
+            self._asked.prior = self.prior.page(task.url)
         if task.kind == KIND_FAIL:
             return self._fail(task, task.error or CRASHED, None)
         origin = origin_of(task.url)
@@ -210,14 +224,26 @@ class PageProcessor:
         if task.kind == KIND_SITEMAP:
             return self._sitemap(task, client)
         origin = origin_of(task.url)
+        prior = self._asked.prior
+        record = prior.record if prior is not None else None
+        sent = self.validators.headers(record, origin) if _revisitable(record) else {}
+        self._asked.sent = sent
+        revisit = None
+        if record is not None and _revisitable(record):
+            revisit = Revisit(record.get("request_url") or task.url, record["fetched_at"], record.get("payload_digest"))
         try:
-            response = self._map_get(task, client) if self.mapping else self._get(task, client)
+            if self.mapping:
+                response = self._map_get(task, client)
+            else:
+                response = self._get(task, client, headers=sent, revisit=revisit)
         except FetchError as exc:
             if is_transient(None, exc.reason) and task.attempt < self.config.retries:
                 return TaskDone(self.worker_id, task.url, RETRY, None, exc.reason)
             return self._fail(task, exc.reason, None)
         if response.location is not None:
             return self._redirect(task, response)
+        if response.status == 304 and sent and prior is not None and prior.record is not None:
+            return self._unchanged(task, response, prior.record)
         if response.status >= 400:
             reason = f"http {response.status}"
             if is_transient(response.status) and task.attempt < self.config.retries:
@@ -325,13 +351,19 @@ class PageProcessor:
         return {"outcome": outcome, "content_length": response.content_length, "method": response.method}
 
     def _get(
-        self, task: FetchTask, client: HttpClient, body_wanted: Callable[[str | None], bool] | None = None
+        self,
+        task: FetchTask,
+        client: HttpClient,
+        body_wanted: Callable[[str | None], bool] | None = None,
+        headers: dict[str, str] | None = None,
+        revisit: Revisit | None = None,
     ) -> Response:
         """GET the task's URL. A redirect to another spelling of the same key (the
         server's own query order) is the same resource: follow it here, at most
-        ``max_redirects`` times and never to a spelling already tried."""
+        ``max_redirects`` times and never to a spelling already tried. ``headers``
+        (a recrawl's validators) and ``revisit`` go with the first request only."""
         tried = [task.fetch_url]
-        response = client.get(tried[-1], body_wanted=body_wanted)
+        response = client.get(tried[-1], body_wanted=body_wanted, headers=headers, revisit=revisit)
         while response.location is not None and len(tried) <= self.config.max_redirects:
             sent = request_url(response.location, response.url)
             if sent is None or sent in tried or key_of(sent) != task.url:
@@ -341,6 +373,8 @@ class PageProcessor:
         return response
 
     def _record(self, task: FetchTask, response: Response | None, **fields: object) -> dict:
+        prior = getattr(self._asked, "prior", None)
+        sent = getattr(self._asked, "sent", None)
         record: dict[str, object] = {
             "url": task.url,
             "request_url": response.url if response else task.fetch_url,
@@ -367,6 +401,13 @@ class PageProcessor:
             "truncated": response.truncated if response else False,
             "attempts": task.attempt + 1,
             "error": None,
+            "etag": response.etag if response else None,
+            "last_modified": response.last_modified if response else None,
+            "payload_digest": payload_digest(response.body) if response and response.status == 200 else None,
+            "generation": self.config.generation,
+            "change": NEW if prior is None else FAILED_AGAIN,
+            "content_generation": None,
+            "conditional": sorted(sent) if sent else None,
         }
         record.update(fields)
         return record
@@ -385,6 +426,13 @@ class PageProcessor:
         this process offered before are not sent again (:class:`OfferedKeys`)."""
         claims = [t for t in claims if self.offered.first_offer(t.url)]
         record = self._record(task, response, **fields)
+        if self.prior is not None and "change" not in fields:
+            record["change"] = change_of(getattr(self._asked, "prior", None), record)
+        if record["markdown"] is not None:
+            record["content_generation"] = self.config.generation
+        sent = getattr(self._asked, "sent", None)
+        if sent:
+            self.validators.observe(origin_of(task.url), sent, record["status"], record["change"])
         self.writer.write(record, edges)
         state = "failed" if outcome == FAILED else "visited"
         done = TaskDone(
@@ -420,6 +468,38 @@ class PageProcessor:
             return self._finish(task, FAILED, response, {**fields, "error": "too many redirects"}, edges)
         claims = (FetchTask(target, task.depth, task.url, chain, _unless_key(sent, target)),) if in_scope else ()
         return self._finish(task, REDIRECT, response, fields, edges, claims)
+
+    def _unchanged(self, task: FetchTask, response: Response, before: dict) -> TaskDone:
+        """A 304 to a recrawl's conditional request: the stored record carried forward
+        (its Markdown stays in the record of its ``content_generation``), its stored
+        links followed and written again as this generation's edges."""
+        fields = {name: before.get(name) for name in _CARRIED}
+        fields.update(
+            markdown=None,
+            change=UNCHANGED,
+            content_generation=before.get("content_generation"),
+            etag=response.etag or before.get("etag"),
+            last_modified=response.last_modified or before.get("last_modified"),
+        )
+        edges, claims = [], []
+        depth = task.depth + 1
+        follow = self.config.max_depth is None or depth <= self.config.max_depth
+        assert self.prior is not None  # a 304 answers only a recrawl's validators
+        for link, _was_in_scope in self.prior.links(task.url):
+            in_scope = link in self.scope
+            edges.append((task.url, link, LINK, in_scope))
+            if in_scope and follow and link != task.url:
+                claims.append(FetchTask(link, depth, task.url))
+        page = before.get("fingerprint") is not None
+        registered: tuple[int, int] | None = None
+        if page and before.get("simhash") and not before.get("duplicate_of"):
+            registered = (int(before["fingerprint"], 16), int(before["simhash"], 16))
+            try:  # later pages of this generation are compared with it too
+                self.claims.register_content(registered[0], registered[1], task.url)
+            except Exception:  # the table failed: settle() reports it
+                registered = None
+        done = self._finish(task, PAGE if page else NON_HTML, response, fields, edges, claims)
+        return dataclasses.replace(done, duplicate=bool(before.get("duplicate_of")), content=registered)
 
     def _page(self, task: FetchTask, response: Response) -> TaskDone:
         text, _encoding = decode_html(response.body, response.content_type)
@@ -502,6 +582,35 @@ class PageProcessor:
         except Exception:  # the table itself may be what broke; the dispatcher notices
             pass
         return TaskDone(self.worker_id, task.url, FAILED, None, reason)
+
+
+#: The fields of a stored record that a 304 carries forward as they were.
+_CARRIED = (
+    "content_type",
+    "title",
+    "fingerprint",
+    "canonical",
+    "duplicate_of",
+    "content",
+    "converter",
+    "fallback_error",
+    "simhash",
+    "near_duplicate_of",
+    "near_duplicate_distance",
+    "payload_digest",
+)
+
+
+def _revisitable(record: dict | None) -> bool:
+    """Whether a stored record is a 200 of its own URL (or a 304 that carried one
+    forward), whose validators a recrawl sends."""
+    return (
+        record is not None
+        and record.get("status") in (200, 304)
+        and not record.get("error")
+        and record.get("final_url") == record.get("url")
+        and bool(record.get("fetched_at"))
+    )
 
 
 def _unless_key(sent: str, key: str) -> str | None:

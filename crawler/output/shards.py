@@ -32,7 +32,7 @@ import json
 import os
 import re
 import zlib
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Protocol
 
 from crawler.vocabulary import UrlState
@@ -162,25 +162,31 @@ def iter_lines(out_dir: str) -> Iterator[str]:
         UnicodeDecodeError: a line is not UTF-8.
     """
     for shard in list_shards(out_dir):
-        with open_binary(shard.path, shard.compression) as f:
-            for line in f:
-                if not line.endswith(b"\n"):
-                    break
-                yield line.decode("utf-8")
+        yield from iter_shard_lines(shard)
+
+
+def iter_shard_lines(shard: Shard) -> Iterator[str]:
+    """Every complete record line of one shard (as :func:`iter_lines`)."""
+    with open_binary(shard.path, shard.compression) as f:
+        for line in f:
+            if not line.endswith(b"\n"):
+                break
+            yield line.decode("utf-8")
 
 
 def outcome_of(record: dict) -> tuple[str, str]:
     """(state, reason) a record stands for: failed with its error, else visited with
     its outcome ("redirect", "non_html" or "page"). A map's record (no Markdown ever)
-    says its outcome in ``outcome``."""
+    says its outcome in ``outcome``; a page's record without Markdown (a duplicate, or
+    a recrawl's ``unchanged`` page) has ``duplicate_of`` or ``fingerprint``."""
     if record.get("error"):
         return UrlState.FAILED, record["error"]
     if record.get("final_url") != record["url"]:
         return UrlState.VISITED, "redirect"
     if record.get("outcome") in ("non_html", "page"):
         return UrlState.VISITED, record["outcome"]
-    if record.get("markdown") is None and record.get("duplicate_of") is None:
-        return UrlState.VISITED, "non_html"
+    if record.get("markdown") is None and record.get("duplicate_of") is None and record.get("fingerprint") is None:
+        return UrlState.VISITED, "non_html"  # a recrawl's 304 of a page keeps its fingerprint
     return UrlState.VISITED, "page"
 
 
@@ -338,11 +344,22 @@ def _measure(shard: Shard) -> dict:
     }
 
 
-def write_manifest(out_dir: str, max_shard_bytes: int | None = None) -> dict:
+def write_manifest(
+    out_dir: str,
+    max_shard_bytes: int | None = None,
+    generation_of: Mapping[tuple[int, int], int] | None = None,
+    current_generation: int = 1,
+) -> dict:
     """Write ``out_dir/manifest.json`` (atomically) describing every shard.
 
     Args:
         max_shard_bytes: the shard size limit of the crawl (recorded as is).
+        generation_of: ``{(fetcher, number): generation}`` of a recrawled folder
+            (:func:`crawler.output.generations.shard_generation`): then each shard
+            says its ``generation`` and the manifest lists ``generations``
+            (``generation``, ``shards``, ``records``, in order, up to
+            ``current_generation``, which a shard not in the mapping belongs to); None:
+            neither.
 
     Returns:
         the manifest: ``{"format": "jsonl", "compression": None | "zstd" | "gzip" |
@@ -353,15 +370,30 @@ def write_manifest(out_dir: str, max_shard_bytes: int | None = None) -> dict:
     Raises:
         OSError, zlib.error, zstandard.ZstdError: a shard cannot be read or decompressed.
     """
-    shards = [_measure(shard) for shard in list_shards(out_dir)]
+    shards = []
+    for shard in list_shards(out_dir):
+        entry = _measure(shard)
+        if generation_of is not None:
+            entry["generation"] = generation_of.get((shard.worker_id, shard.number), current_generation)
+        shards.append(entry)
     kinds = {entry["compression"] for entry in shards}
-    manifest = {
+    manifest: dict = {
         "format": "jsonl",
         "compression": kinds.pop() if len(kinds) == 1 else ("mixed" if kinds else None),
         "max_shard_bytes": max_shard_bytes,
         "records": sum(entry["records"] for entry in shards),
         "shards": shards,
     }
+    if generation_of is not None:
+        numbers = range(1, current_generation + 1)
+        manifest["generations"] = [
+            {
+                "generation": number,
+                "shards": sum(e["generation"] == number for e in shards),
+                "records": sum(e["records"] for e in shards if e["generation"] == number),
+            }
+            for number in numbers
+        ]
     path = os.path.join(out_dir, MANIFEST_FILE)
     with open(path + TEMP_SUFFIX, "w", encoding="utf-8") as f:
         json.dump(manifest, f, indent=2)

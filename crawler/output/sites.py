@@ -121,16 +121,22 @@ def site_rows(sites: dict[str, SiteCounts], robots: dict[str, str], obey_robots:
 
 
 def write_sites(
-    out_dir: str, skipped_by_origin: Mapping[str, int], robots: dict[str, str], obey_robots: bool = True
+    out_dir: str,
+    skipped_by_origin: Mapping[str, int],
+    robots: dict[str, str],
+    obey_robots: bool = True,
+    records: Iterable[dict] | None = None,
 ) -> int:
-    """Write ``out_dir/sites.tsv`` from the page records in ``out_dir`` and
-    ``skipped_by_origin`` (the rows of ``skipped.tsv`` per origin); returns the number of rows.
+    """Write ``out_dir/sites.tsv`` from the page records in ``out_dir`` (or ``records``:
+    a recrawl's, those of its generation) and ``skipped_by_origin`` (the rows of
+    ``skipped.tsv`` per origin); returns the number of rows.
 
     Raises:
         OSError: the file cannot be written; and what :func:`crawler.output.shards.iter_records`
             raises for a shard that cannot be read.
     """
-    rows = site_rows(_site_counts(iter_records(out_dir), skipped_by_origin), robots, obey_robots)
+    records = iter_records(out_dir) if records is None else records
+    rows = site_rows(_site_counts(records, skipped_by_origin), robots, obey_robots)
     path = os.path.join(out_dir, SITES_FILE)
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         f.write("\t".join(COLUMNS) + "\n")
