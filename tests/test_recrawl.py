@@ -16,6 +16,7 @@ from warcio.archiveiterator import ArchiveIterator
 from crawler.api import crawl
 from crawler.config import CrawlConfig
 from crawler.errors import ConfigError
+from crawler.output import generations
 from crawler.output.current import export_current
 from crawler.output.shards import iter_records
 from crawler.output.warc import SERVER_NOT_MODIFIED
@@ -34,7 +35,8 @@ def html(title: str, *links: str, text: str = "") -> str:
 def site_a() -> ValidatorSite:
     site = ValidatorSite(
         {
-            "/": html("A home", "/etag/a", "/lm/a", "/etag/gone"),
+            "/": html("A home", "/etag/a", "/lm/a", "/etag/gone", "/ignore/a"),
+            "/ignore/a": html("Ignores validators"),
             "/etag/a": html("Etag a", "/etag/b", "/etag/late"),
             "/etag/b": html("Etag b"),
             "/etag/late": html("Late"),
@@ -80,7 +82,7 @@ def test_recrawl_sends_validators_and_records_every_change(tmp_path):
     with site_a() as a, site_b() as b:
         first = crawl(config(a, b, out, warc=True))
         assert (first["pages"], first["generation"], first["skipped_by_reason"]) == (
-            10,
+            11,
             1,
             {"robots.txt disallows": 1},
         )
@@ -103,6 +105,7 @@ def test_recrawl_sends_validators_and_records_every_change(tmp_path):
             ("/etag/b", 200, tag["/etag/b"], None),
             ("/etag/gone", 404, tag["/etag/gone"], None),
             ("/lm/a", 304, None, lm_a),
+            ("/ignore/a", 200, '"fixed"', one[a.url("/ignore/a")]["last_modified"]),  # validators ignored
             ("/etag/late", 200, None, None),  # new: found only through the 304 page's stored links
         ]
     )
@@ -126,14 +129,15 @@ def test_recrawl_sends_validators_and_records_every_change(tmp_path):
         a.url("/etag/gone"): "gone",
         a.url("/etag/late"): "new",
         a.url("/lm/a"): "unchanged",
+        a.url("/ignore/a"): "unchanged",  # a 200 with the same Markdown
         **{b.url(p): "unchanged" for p in ("/", "/1", "/2", "/3", "/4")},
     }
     assert changes(out, 2) == [
         [url, change, fingerprint.get(url) or "", new_fp.get(url) or ""] for url, change in sorted(expected.items())
     ]
     assert {url: r["change"] for url, r in two.items()} == expected
-    assert summary["changes"] == {"new": 1, "changed": 1, "unchanged": 8, "gone": 1, "failed": 0, "skipped": 0}
-    assert summary["changes_by_site"][a.url("")]["changed_share"] == 0.25
+    assert summary["changes"] == {"new": 1, "changed": 1, "unchanged": 9, "gone": 1, "failed": 0, "skipped": 0}
+    assert summary["changes_by_site"][a.url("")]["changed_share"] == 0.2
     assert summary["changes_by_site"][b.url("")]["changed_share"] == 0.0
     assert (summary["generation"], summary["reconciled"], summary["failed_by_reason"]) == (2, True, {"http 404": 1})
     # a 304 carries the record forward: no Markdown, the same fingerprint, links followed
@@ -162,16 +166,17 @@ def test_recrawl_sends_validators_and_records_every_change(tmp_path):
     assert kinds[b.url("/1")] == [("response", None), ("revisit", IDENTICAL)]
     assert kinds[b.url("/3")] == [("response", None), ("revisit", SERVER_NOT_MODIFIED)]
     assert kinds[a.url("/etag/b")] == [("response", None), ("response", None)]
+    assert kinds[a.url("/ignore/a")] == [("response", None), ("revisit", IDENTICAL)]
     # the current corpus: one record per URL, the Markdown of a 304 page from generation 1
     current = str(tmp_path / "current")
-    assert export_current(out, current) == {"records": 10, "gone": 1, "carried": 5, "urls": 11}
+    assert export_current(out, current) == {"records": 11, "gone": 1, "carried": 5, "urls": 12}
     now = {r["url"]: r for r in iter_records(current)}
     assert set(now) == set(expected) - {a.url("/etag/gone")}
     assert now[a.url("/")]["markdown"] == one[a.url("/")]["markdown"]
     assert now[a.url("/etag/b")]["markdown"] == two[a.url("/etag/b")]["markdown"]
     assert "Edited body text." in now[a.url("/etag/b")]["markdown"]
     manifest = json.loads(open(os.path.join(out, "manifest.json"), encoding="utf-8").read())
-    assert [(g["generation"], g["records"]) for g in manifest["generations"]] == [(1, 10), (2, 11)]
+    assert [(g["generation"], g["records"]) for g in manifest["generations"]] == [(1, 11), (2, 12)]
     assert os.path.exists(os.path.join(out, "generations", "0001", "summary.json"))
 
 
@@ -187,7 +192,7 @@ def test_skip_unchanged_for_lists_the_pages_it_does_not_ask(tmp_path):
     # /etag/b was unchanged in generation 2 as well: not asked, so its edit is not seen yet
     assert asked == []
     reasons = summary["skipped_by_reason"]
-    assert reasons == {"unchanged in the last 1 generations (--skip-unchanged-for)": 10}
+    assert reasons == {"unchanged in the last 1 generations (--skip-unchanged-for)": 11}
     assert {row[1] for row in changes(out, 3)} == {"skipped"}
 
 
@@ -252,3 +257,32 @@ def test_a_recrawl_killed_with_sigkill_resumes_with_every_url_once(tmp_path):
     assert repeated <= 4  # at most the fetches under way at the kill
     # every edited page was downloaded (200) and every other one answered 304 at least once
     assert {r[0] for r in asked if r[1] == 200} == {p for p in pages if site.url(p) in edited}
+
+
+def test_a_start_cut_short_is_completed_by_the_next_run(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("summary.json", "edges-00.tsv", "pages-00-00000.jsonl"):
+        (out / name).write_text(name, "utf-8")
+    (out / "generations.json").write_text(
+        json.dumps(
+            {
+                "current": 2,
+                "archived": False,
+                "generations": [
+                    {"generation": 1, "shards": [[0, 0]], "archive": None},
+                    {"generation": 2, "shards": None, "archive": None},
+                ],
+            }
+        ),
+        "utf-8",
+    )
+    (out / "generations" / "0001").mkdir(parents=True)
+    (out / "generations" / "0001" / "tree.txt").write_text("moved before the kill", "utf-8")
+    generations.finish_archive(str(out))
+    assert sorted(os.listdir(out / "generations" / "0001")) == ["edges-00.tsv", "summary.json", "tree.txt"]
+    assert (out / "generations" / "0001" / "summary.json").read_text("utf-8") == "summary.json"
+    assert sorted(os.listdir(out)) == ["generations", "generations.json", "pages-00-00000.jsonl"]
+    data = generations.load(str(out))
+    assert (data["archived"], data["generations"][0]["archive"]) == (True, "generations/0001")
+    assert generations.current_shards(str(out)) == []
