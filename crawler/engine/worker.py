@@ -243,7 +243,10 @@ class PageProcessor:
         if response.location is not None:
             return self._redirect(task, response)
         if response.status == 304 and sent and prior is not None and prior.record is not None:
-            return self._unchanged(task, response, prior.record)
+            latency = time.monotonic() - started
+            if self.notify is not None:  # the origin is free while the record is written and settled
+                self.notify(Exchanged(self.worker_id, task.url, latency, response.status))
+            return dataclasses.replace(self._unchanged(task, response, prior.record), latency_s=latency)
         if response.status >= 400:
             reason = f"http {response.status}"
             if is_transient(response.status) and task.attempt < self.config.retries:
@@ -499,7 +502,12 @@ class PageProcessor:
             except Exception:  # the table failed: settle() reports it
                 registered = None
         done = self._finish(task, PAGE if page else NON_HTML, response, fields, edges, claims)
-        return dataclasses.replace(done, duplicate=bool(before.get("duplicate_of")), content=registered)
+        return dataclasses.replace(
+            done,
+            duplicate=bool(before.get("duplicate_of")),
+            near_duplicate=bool(before.get("near_duplicate_of")),
+            content=registered,
+        )
 
     def _page(self, task: FetchTask, response: Response) -> TaskDone:
         text, _encoding = decode_html(response.body, response.content_type)
