@@ -1,0 +1,109 @@
+"""HTTP cookies (RFC 6265) as the crawler keeps them: never in a session, only in a jar
+that the caller hands to :meth:`crawler.web.fetch.HttpClient.get`.
+
+Which cookie is stored from a ``Set-Cookie`` and which is sent back (domain, path,
+``Secure``, expiry) is decided by the standard library's
+:class:`http.cookiejar.DefaultCookiePolicy`; nothing here parses a cookie. What this
+module adds:
+
+* :class:`NoCookies`, the policy of every ``requests.Session`` of the crawler: it stores
+  nothing and sends nothing, so a cookie never outlives the jar it was given to;
+* :class:`BoundedJar`, a jar that keeps at most :data:`MAX_COOKIES` cookies of at most
+  :data:`MAX_COOKIE_BYTES` each (RFC 6265 section 6.1's minimums), so the cookies a
+  redirect hop passes on stay a small message;
+* :data:`CookieTuple`, a cookie as a tuple of plain values, the form that crosses a
+  process boundary (:attr:`crawler.engine.messages.FetchTask.cookies`) and goes to disk.
+"""
+
+from __future__ import annotations
+
+import http.cookiejar
+import time
+from collections.abc import Iterable
+
+#: Most cookies one jar keeps (RFC 6265 section 6.1: at least 50 per domain); further
+#: new cookies are ignored, a cookie already kept is still replaced or deleted.
+MAX_COOKIES = 50
+#: Most bytes of one cookie's name and value together (RFC 6265 section 6.1: at least
+#: 4,096 bytes of name, value and attributes); a larger cookie is ignored, as browsers do.
+MAX_COOKIE_BYTES = 4096
+
+#: One cookie as plain values: ``(name, value, domain, domain_specified, path,
+#: path_specified, secure, expires)``. ``value`` is None for a ``Set-Cookie`` without
+#: ``=``; ``domain`` is the host of a host-only cookie, or the ``Domain`` attribute with
+#: a leading dot; ``expires`` is a Unix time in seconds, or None for a session cookie.
+CookieTuple = tuple[str, str | None, str, bool, str, bool, bool, int | None]
+
+
+class NoCookies(http.cookiejar.DefaultCookiePolicy):
+    """A cookie policy that accepts no cookie and returns none: set on
+    ``requests.Session.cookies``, the session never keeps a cookie between requests."""
+
+    def set_ok(self, cookie: http.cookiejar.Cookie, request: object) -> bool:
+        return False
+
+    def return_ok(self, cookie: http.cookiejar.Cookie, request: object) -> bool:
+        return False
+
+
+class BoundedJar(http.cookiejar.CookieJar):
+    """A :class:`http.cookiejar.CookieJar` (with the default policy) that keeps at most
+    :data:`MAX_COOKIES` cookies of at most :data:`MAX_COOKIE_BYTES` each.
+
+    Args:
+        cookies: cookies to start with (:data:`CookieTuple`); an expired one is left out.
+    """
+
+    def __init__(self, cookies: Iterable[CookieTuple] = ()) -> None:
+        super().__init__()
+        now = int(time.time())
+        for fields in cookies:
+            cookie = cookie_of(fields)
+            if not cookie.is_expired(now):
+                self.set_cookie(cookie)
+
+    def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
+        """Keep ``cookie`` unless it is too large, or new while the jar is full."""
+        if len(cookie.name) + len(cookie.value or "") > MAX_COOKIE_BYTES:
+            return
+        with self._cookies_lock:  # type: ignore[attr-defined]  # CookieJar's own RLock
+            kept = self._cookies.get(cookie.domain, {}).get(cookie.path, {})  # type: ignore[attr-defined]
+            if cookie.name not in kept and len(self) >= MAX_COOKIES:
+                return
+            super().set_cookie(cookie)
+
+
+def cookie_of(fields: CookieTuple) -> http.cookiejar.Cookie:
+    """The :class:`http.cookiejar.Cookie` of a :data:`CookieTuple` (a Netscape cookie,
+    version 0, as RFC 6265 cookies are)."""
+    name, value, domain, domain_specified, path, path_specified, secure, expires = fields
+    return http.cookiejar.Cookie(
+        0,
+        name,
+        value,
+        None,
+        False,
+        domain,
+        domain_specified,
+        domain.startswith("."),
+        path,
+        path_specified,
+        secure,
+        expires,
+        expires is None,
+        None,
+        None,
+        {},
+    )
+
+
+def cookie_tuples(jar: http.cookiejar.CookieJar) -> tuple[CookieTuple, ...]:
+    """The cookies of ``jar`` that have not expired, as :data:`CookieTuple`, sorted."""
+    now = int(time.time())
+    return tuple(
+        sorted(
+            (c.name, c.value, c.domain, c.domain_specified, c.path, c.path_specified, c.secure, c.expires)
+            for c in jar
+            if not c.is_expired(now)
+        )
+    )
