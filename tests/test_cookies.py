@@ -1,14 +1,21 @@
 """Cookies (RFC 6265): the HTTP client keeps none in its session and uses the jar it is
-handed. Every server is a :class:`tests.helpers.siteserver.SiteServer` on 127.0.0.1 that logs
+handed; a redirect chain's cookies reach its hops, and none outlives its chain.
+Every server is a :class:`tests.helpers.siteserver.SiteServer` on 127.0.0.1 that logs
 each request's target and ``Cookie`` header."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import pickle
+
 import pytest
 
+from crawler.engine.messages import FetchTask
+from crawler.engine.rediscrawl import decode_task, encode_task
 from crawler.web.cookies import MAX_COOKIE_BYTES, MAX_COOKIES, BoundedJar, cookie_tuples
 from crawler.web.fetch import HttpClient
-from tests.helpers.siteserver import Route
+from tests.helpers.siteserver import Route, page, redirect
 
 
 def _set(cookie: str) -> Route:
@@ -71,3 +78,116 @@ def test_a_jar_keeps_at_most_max_cookies_of_at_most_max_cookie_bytes(site_server
     kept = {c[0]: c[1] for c in cookie_tuples(jar)}
     assert len(kept) == MAX_COOKIES and "big" not in kept
     assert kept["c00"] == "new"  # a cookie already kept is still replaced
+
+
+def test_a_task_with_cookies_pickles_to_an_equal_task():
+    cookie = ("sid", "abc", "127.0.0.1", False, "/", True, False, None)
+    task = FetchTask("http://127.0.0.1:1/b", 0, "http://127.0.0.1:1/a", ("http://127.0.0.1:1/a",), cookies=(cookie,))
+    assert pickle.loads(pickle.dumps(task)) == task
+    assert FetchTask("http://127.0.0.1:1/", 0).cookies == ()
+
+
+def test_a_task_with_cookies_crosses_redis_as_json_and_back():
+    cookie = ("sid", None, ".a.example", True, "/", True, True, 4102444800)
+    task = FetchTask("http://a.example/b", 2, "http://a.example/a", ("http://a.example/a",), cookies=(cookie,))
+    assert decode_task(encode_task(task), "t") == dataclasses.replace(task, ticket="t")
+    plain = FetchTask("http://a.example/c", 1)
+    assert len(json.loads(encode_task(plain))) == 6  # no cookies: the entry is as before
+    assert decode_task(encode_task(plain), None) == plain
+
+
+# -- crawls ---------------------------------------------------------------------------
+
+
+def _wall(path: str, cookie: str, text: str):
+    """A page at ``path`` that answers with a redirect to itself setting ``cookie``
+    (``name=value``) until the request carries it, then with a page saying ``text``."""
+
+    def route(headers):
+        if cookie in (headers.get("Cookie") or "").split("; "):
+            return page("Article", "/later", body=f"<p>{text}</p>")
+        return Route(b"", 302, {"Location": path, "Set-Cookie": f"{cookie}; Path=/"}, content_type=None)
+
+    return route
+
+
+def _pages(log) -> list[tuple[str, str | None]]:
+    return [(target, cookie) for target, cookie in log if target != "/robots.txt"]
+
+
+def test_a_wall_that_sets_a_cookie_and_redirects_to_itself_is_crawled(site_server, crawl_into):
+    server = site_server(
+        {"/article": _wall("/article", "consent=yes", "The text behind the wall."), "/later": page("Later")}
+    )
+    summary, records = crawl_into(server.url("/article"))
+    record = records[server.url("/article")]
+    assert (record["status"], record["error"], record["redirect_chain"]) == (200, None, [])
+    assert record["markdown"] == f"# Article\n\nThe text behind the wall.\n\n- [/later]({server.url('/later')})"
+    assert _pages(server.cookie_log) == [
+        ("/article", None),
+        ("/article", "consent=yes"),
+        ("/later", None),  # a link of the page: no cookie outlives its chain
+    ]
+    assert (summary["pages"], summary["redirects"], summary["failed"]) == (2, 0, 0)
+
+
+def test_a_cookie_set_by_a_redirect_reaches_the_next_hop_and_no_later_page(site_server, crawl_into):
+    def members(headers):
+        if "pass=1" in (headers.get("Cookie") or ""):
+            return page("Members", "/after", body="<p>Members only.</p>")
+        return redirect("/wall", 302)
+
+    server = site_server(
+        {
+            "/a": Route(b"", 302, {"Location": "/b", "Set-Cookie": "pass=1; Path=/"}, content_type=None),
+            "/b": members,
+            "/wall": page("Wall"),
+            "/after": page("After"),
+        }
+    )
+    summary, records = crawl_into(server.url("/a"))
+    a, b = records[server.url("/a")], records[server.url("/b")]
+    assert (a["status"], a["final_url"]) == (302, server.url("/b"))
+    assert (b["status"], b["error"], b["title"], b["redirect_chain"]) == (200, None, "Members", [server.url("/a")])
+    assert "Members only." in b["markdown"]
+    assert _pages(server.cookie_log) == [("/a", None), ("/b", "pass=1"), ("/after", None)]
+    assert server.url("/wall") not in records
+    assert (summary["pages"], summary["redirects"], summary["failed"]) == (2, 1, 0)
+
+
+def test_a_redirect_to_itself_that_sets_no_cookie_is_still_a_loop(site_server, crawl_into):
+    server = site_server({"/": page("Home", "/loop"), "/loop": redirect("/loop", 302)})
+    summary, records = crawl_into(server.url("/"), obey_robots=False)
+    record = records[server.url("/loop")]
+    assert (record["status"], record["error"]) == (302, "redirect loop")
+    assert server.cookie_log == [("/", None), ("/loop", None)]
+    assert summary["failed"] == 1
+
+
+def test_a_wall_that_never_takes_its_cookie_stops_at_max_redirects(site_server, crawl_into):
+    sent = iter(range(1, 100))
+
+    def stubborn(_headers):
+        return Route(b"", 302, {"Location": "/w", "Set-Cookie": f"n={next(sent)}"}, content_type=None)
+
+    server = site_server({"/": page("Home", "/w"), "/w": stubborn})
+    _summary, records = crawl_into(server.url("/"), obey_robots=False, max_redirects=3)
+    assert records[server.url("/w")]["error"] == "redirect loop"
+    assert server.cookie_log == [("/", None), ("/w", None), ("/w", "n=1"), ("/w", "n=2"), ("/w", "n=3")]
+
+
+LINKS = [f"/p{n}" for n in range(1, 7)]
+
+
+def _site_that_sets_a_cookie_on_its_seed(site_server):
+    """The seed ``/`` sets ``sid=abc`` and links to six pages, each answered after 0.2 s."""
+    routes = {"/": Route(page("Home", *LINKS).body, headers={"Set-Cookie": "sid=abc; Path=/"})}
+    routes.update({path: Route(page(path).body, delay_s=0.2) for path in LINKS})
+    return site_server(routes)
+
+
+def test_without_cookies_no_later_page_of_the_origin_gets_a_cookie(site_server, crawl_into):
+    server = _site_that_sets_a_cookie_on_its_seed(site_server)
+    summary, _records = crawl_into(server.url("/"), obey_robots=False, per_host=2)
+    assert summary["pages"] == 7
+    assert sorted(server.cookie_log) == sorted([("/", None)] + [(path, None) for path in LINKS])

@@ -11,6 +11,14 @@ For each task the fetcher writes the record (and its edges) itself, then settles
 in the visited table and claims the page's in-scope links in the same round trip, and
 sends the dispatcher only the links it won.
 
+Cookies (RFC 6265): every page task has its own jar, filled from the task's
+:attr:`FetchTask.cookies` (the cookies of the redirect chain that led to it); each
+request of the task sends what the jar's policy allows and stores the response's
+``Set-Cookie`` in it. A redirect passes the jar's cookies on to its target's task; a
+link's task starts without any. So no cookie outlives its redirect chain: a corpus
+crawler should see a page as an anonymous visitor does, whichever fetcher thread gets it
+(a session per thread used to keep every cookie it was ever sent).
+
 In map mode (``config.mode == "map"``) the same steps run without the conversion: HTML
 is decoded and its links extracted and claimed exactly as in a crawl, but no Markdown is
 made and no content fingerprint registered; a URL that is probably not HTML is asked
@@ -22,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import http.cookiejar
 import logging
 import os
 import threading
@@ -70,6 +79,7 @@ from crawler.output.graph import LINK
 from crawler.output.graph import REDIRECT as REDIRECT_EDGE
 from crawler.output.warc import WarcWriter
 from crawler.output.writers import RecordWriter
+from crawler.web.cookies import BoundedJar, cookie_tuples, sets_new_value
 from crawler.web.decode import decode_html, is_html_response
 from crawler.web.fetch import FetchError, HttpClient, Response
 from crawler.web.probe import body_needed, head_decides, probably_not_html
@@ -211,13 +221,14 @@ class PageProcessor:
             return self._sitemap(task, client)
         origin = origin_of(task.url)
         try:
-            response = self._map_get(task, client) if self.mapping else self._get(task, client)
+            jar = self._jar(task)
+            response = self._map_get(task, client, jar) if self.mapping else self._get(task, client, jar=jar)
         except FetchError as exc:
             if is_transient(None, exc.reason) and task.attempt < self.config.retries:
                 return TaskDone(self.worker_id, task.url, RETRY, None, exc.reason)
             return self._fail(task, exc.reason, None)
         if response.location is not None:
-            return self._redirect(task, response)
+            return self._redirect(task, response, jar)
         if response.status >= 400:
             reason = f"http {response.status}"
             if is_transient(response.status) and task.attempt < self.config.retries:
@@ -305,18 +316,18 @@ class PageProcessor:
             tuple(t for t, w in zip(tasks, won) if w),
         )
 
-    def _map_get(self, task: FetchTask, client: HttpClient) -> Response:
+    def _map_get(self, task: FetchTask, client: HttpClient, jar: http.cookiejar.CookieJar) -> Response:
         """Map mode's fetch (:mod:`crawler.web.probe`): HEAD first for a URL that is
         probably not HTML, kept when it decides the outcome; else :meth:`_get`, reading
-        the body only when it may be HTML."""
+        the body only when it may be HTML. Both send and keep ``jar``'s cookies."""
         if probably_not_html(task.fetch_url):
             try:
-                head = client.head(task.fetch_url)
+                head, _new = self._send(client, task.fetch_url, jar, head=True)
             except FetchError:  # HEAD failed: the GET a crawl sends decides
                 head = None
             if head is not None and head_decides(head.status, head.content_type, head.location):
                 return head
-        return self._get(task, client, body_needed)
+        return self._get(task, client, body_needed, jar)
 
     def _map_fields(self, outcome: str, response: Response) -> dict:
         """The record fields map mode adds (none in a crawl)."""
@@ -325,20 +336,54 @@ class PageProcessor:
         return {"outcome": outcome, "content_length": response.content_length, "method": response.method}
 
     def _get(
-        self, task: FetchTask, client: HttpClient, body_wanted: Callable[[str | None], bool] | None = None
+        self,
+        task: FetchTask,
+        client: HttpClient,
+        body_wanted: Callable[[str | None], bool] | None = None,
+        jar: http.cookiejar.CookieJar | None = None,
     ) -> Response:
-        """GET the task's URL. A redirect to another spelling of the same key (the
-        server's own query order) is the same resource: follow it here, at most
-        ``max_redirects`` times and never to a spelling already tried."""
+        """GET the task's URL with the cookies of ``jar`` (default: :meth:`_jar`'s). A
+        redirect to another spelling of the same key (the server's own query order) is
+        the same resource: follow it here, at most ``max_redirects`` times. A spelling
+        already tried is asked again only when the response before set a new cookie (a
+        session or consent wall that sets one and redirects to the page it guards); else
+        that redirect is left to :meth:`_redirect`, which fails it as a loop."""
+        jar = self._jar(task) if jar is None else jar
         tried = [task.fetch_url]
-        response = client.get(tried[-1], body_wanted=body_wanted)
+        response, new_cookie = self._send(client, tried[-1], jar, body_wanted)
         while response.location is not None and len(tried) <= self.config.max_redirects:
             sent = request_url(response.location, response.url)
-            if sent is None or sent in tried or key_of(sent) != task.url:
+            if sent is None or key_of(sent) != task.url or (sent in tried and not new_cookie):
                 break
             tried.append(sent)
-            response = client.get(sent, body_wanted=body_wanted)
+            response, new_cookie = self._send(client, sent, jar, body_wanted)
         return response
+
+    def _jar(self, task: FetchTask) -> BoundedJar:
+        """A page task's cookie jar: the cookies its redirect chain passed on
+        (:attr:`FetchTask.cookies`)."""
+        return BoundedJar(task.cookies)
+
+    def _send(
+        self,
+        client: HttpClient,
+        url: str,
+        jar: http.cookiejar.CookieJar,
+        body_wanted: Callable[[str | None], bool] | None = None,
+        head: bool = False,
+    ) -> tuple[Response, bool]:
+        """One request of a page task with ``jar``'s cookies (a HEAD when ``head``).
+        Returns the response and whether it set a cookie value the jar did not have.
+
+        Raises:
+            FetchError: no complete response.
+        """
+        before = cookie_tuples(jar)
+        if head:
+            response = client.head(url, cookies=jar)
+        else:
+            response = client.get(url, body_wanted=body_wanted, cookies=jar)
+        return response, sets_new_value(before, cookie_tuples(jar))
 
     def _record(self, task: FetchTask, response: Response | None, **fields: object) -> dict:
         record: dict[str, object] = {
@@ -404,7 +449,9 @@ class PageProcessor:
     def _fail(self, task: FetchTask, reason: str, response: Response | None) -> TaskDone:
         return self._finish(task, FAILED, response, {"error": reason}, ())
 
-    def _redirect(self, task: FetchTask, response: Response) -> TaskDone:
+    def _redirect(self, task: FetchTask, response: Response, jar: http.cookiejar.CookieJar) -> TaskDone:
+        """Record the redirect and claim its target as a task that carries the chain's
+        cookies (``jar``'s)."""
         assert response.location is not None  # _run() sends only a redirect here
         sent = request_url(response.location, response.url)
         if sent is None:
@@ -418,7 +465,12 @@ class PageProcessor:
             return self._finish(task, FAILED, response, {**fields, "error": "redirect loop"}, edges)
         if len(chain) > self.config.max_redirects:
             return self._finish(task, FAILED, response, {**fields, "error": "too many redirects"}, edges)
-        claims = (FetchTask(target, task.depth, task.url, chain, _unless_key(sent, target)),) if in_scope else ()
+        cookies = cookie_tuples(jar)
+        claims = (
+            (FetchTask(target, task.depth, task.url, chain, _unless_key(sent, target), cookies=cookies),)
+            if in_scope
+            else ()
+        )
         return self._finish(task, REDIRECT, response, fields, edges, claims)
 
     def _page(self, task: FetchTask, response: Response) -> TaskDone:

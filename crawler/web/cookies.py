@@ -107,3 +107,10 @@ def cookie_tuples(jar: http.cookiejar.CookieJar) -> tuple[CookieTuple, ...]:
             if not c.is_expired(now)
         )
     )
+
+
+def sets_new_value(before: tuple[CookieTuple, ...], after: tuple[CookieTuple, ...]) -> bool:
+    """Whether ``after`` has a cookie (name and value at its domain and path) that
+    ``before`` did not: a response that only renewed a cookie's expiry, or cleared one,
+    gives the server nothing new to read on the next request."""
+    return bool({c[:3] + c[4:5] for c in after} - {c[:3] + c[4:5] for c in before})
