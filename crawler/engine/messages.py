@@ -98,7 +98,7 @@ class FetchTask:
         cookies: the cookies of the redirect chain that led here, sent by this hop's
             requests as the jar's policy allows (RFC 6265; :mod:`crawler.web.cookies`):
             at most 50 plain tuples, empty unless ``url`` is a redirect target whose
-            chain set cookies.
+            chain set cookies (with ``--cookies`` the crawl's store has them instead).
     """
 
     url: str

@@ -12,12 +12,15 @@ in the visited table and claims the page's in-scope links in the same round trip
 sends the dispatcher only the links it won.
 
 Cookies (RFC 6265): every page task has its own jar, filled from the task's
-:attr:`FetchTask.cookies` (the cookies of the redirect chain that led to it); each
+:attr:`FetchTask.cookies` (the cookies of the redirect chain that led to it) and, with
+``--cookies``, from the crawl's :class:`crawler.engine.cookiestore.CookieStore`; each
 request of the task sends what the jar's policy allows and stores the response's
 ``Set-Cookie`` in it. A redirect passes the jar's cookies on to its target's task; a
-link's task starts without any. So no cookie outlives its redirect chain: a corpus
-crawler should see a page as an anonymous visitor does, whichever fetcher thread gets it
-(a session per thread used to keep every cookie it was ever sent).
+link's task starts without any. So by default no cookie outlives its redirect chain: a
+corpus crawler should see a page as an anonymous visitor does, whichever fetcher thread
+gets it (a session per thread used to keep every cookie it was ever sent). With
+``--cookies`` each response that changed the jar is written to the store, which every
+fetcher process reads before a page task's first request.
 
 In map mode (``config.mode == "map"``) the same steps run without the conversion: HTML
 is decoded and its links extracted and claimed exactly as in a crawl, but no Markdown is
@@ -35,6 +38,7 @@ import logging
 import os
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING
@@ -49,6 +53,7 @@ from crawler.content.main import main_content, whole_page
 from crawler.content.neardup import simhash
 from crawler.content.repeats import SiteBlocks
 from crawler.engine.channel import TaskChannel
+from crawler.engine.cookiestore import CookieStore, CookieStoreProxy
 from crawler.engine.lifeline import PARENT_DIED_EXIT_CODE, watch_parent
 from crawler.engine.messages import (
     CRASHED,
@@ -79,7 +84,7 @@ from crawler.output.graph import LINK
 from crawler.output.graph import REDIRECT as REDIRECT_EDGE
 from crawler.output.warc import WarcWriter
 from crawler.output.writers import RecordWriter
-from crawler.web.cookies import BoundedJar, cookie_tuples, sets_new_value
+from crawler.web.cookies import BoundedJar, CookieTuple, changes, cookie_tuples, sets_new_value
 from crawler.web.decode import decode_html, is_html_response
 from crawler.web.fetch import FetchError, HttpClient, Response
 from crawler.web.probe import body_needed, head_decides, probably_not_html
@@ -157,6 +162,9 @@ class PageProcessor:
         writer: this process's :class:`crawler.output.writers.RecordWriter`.
         notify: called with an :class:`crawler.engine.messages.Exchanged` once a page's body
             is read, before it is parsed (the result pipe's sender); ``None``: not told.
+        cookie_store: with ``--cookies``, the crawl's cookie store (a proxy of the
+            manager's, or a :class:`crawler.engine.cookiestore.CookieStore` in tests);
+            ``None``: a cookie lasts only as long as its redirect chain.
     """
 
     def __init__(
@@ -166,6 +174,7 @@ class PageProcessor:
         table: VisitedProxy | VisitedTable | RedisCrawl,
         writer: RecordWriter,
         notify: Callable[[Exchanged], object] | None = None,
+        cookie_store: CookieStoreProxy | CookieStore | None = None,
     ) -> None:
         self.worker_id = worker_id
         self.config = config
@@ -183,6 +192,7 @@ class PageProcessor:
         self.mapping = config.mode == "map"
         self.notify = notify
         self.request_urls = RequestUrlMemo()  # links repeat across a site's pages
+        self.cookie_store = cookie_store
 
     def run(self, task: FetchTask, client: HttpClient) -> TaskDone:
         """Fetch ``task`` and settle it; never raises for a bad page or server. The
@@ -360,9 +370,12 @@ class PageProcessor:
         return response
 
     def _jar(self, task: FetchTask) -> BoundedJar:
-        """A page task's cookie jar: the cookies its redirect chain passed on
-        (:attr:`FetchTask.cookies`)."""
-        return BoundedJar(task.cookies)
+        """A page task's cookie jar: with ``--cookies`` the store's cookies for its host,
+        then the cookies its redirect chain passed on (:attr:`FetchTask.cookies`)."""
+        stored: Iterable[CookieTuple] = ()
+        if self.cookie_store is not None:
+            stored = self.cookie_store.cookies_for(urllib.parse.urlsplit(task.url).hostname or "")
+        return BoundedJar((*stored, *task.cookies))
 
     def _send(
         self,
@@ -372,18 +385,24 @@ class PageProcessor:
         body_wanted: Callable[[str | None], bool] | None = None,
         head: bool = False,
     ) -> tuple[Response, bool]:
-        """One request of a page task with ``jar``'s cookies (a HEAD when ``head``).
+        """One request of a page task with ``jar``'s cookies (a HEAD when ``head``); with
+        ``--cookies``, what the response changed in the jar is written to the store.
         Returns the response and whether it set a cookie value the jar did not have.
 
         Raises:
             FetchError: no complete response.
         """
         before = cookie_tuples(jar)
-        if head:
-            response = client.head(url, cookies=jar)
-        else:
-            response = client.get(url, body_wanted=body_wanted, cookies=jar)
-        return response, sets_new_value(before, cookie_tuples(jar))
+        try:
+            if head:
+                response = client.head(url, cookies=jar)
+            else:
+                response = client.get(url, body_wanted=body_wanted, cookies=jar)
+        finally:  # a body that failed still set its cookies
+            after = cookie_tuples(jar)
+            if self.cookie_store is not None and after != before:
+                self.cookie_store.update(*changes(before, after))
+        return response, sets_new_value(before, after)
 
     def _record(self, task: FetchTask, response: Response | None, **fields: object) -> dict:
         record: dict[str, object] = {
@@ -451,7 +470,7 @@ class PageProcessor:
 
     def _redirect(self, task: FetchTask, response: Response, jar: http.cookiejar.CookieJar) -> TaskDone:
         """Record the redirect and claim its target as a task that carries the chain's
-        cookies (``jar``'s)."""
+        cookies (``jar``'s; with ``--cookies`` none: the target reads the store)."""
         assert response.location is not None  # _run() sends only a redirect here
         sent = request_url(response.location, response.url)
         if sent is None:
@@ -465,7 +484,7 @@ class PageProcessor:
             return self._finish(task, FAILED, response, {**fields, "error": "redirect loop"}, edges)
         if len(chain) > self.config.max_redirects:
             return self._finish(task, FAILED, response, {**fields, "error": "too many redirects"}, edges)
-        cookies = cookie_tuples(jar)
+        cookies = cookie_tuples(jar) if self.cookie_store is None else ()
         claims = (
             (FetchTask(target, task.depth, task.url, chain, _unless_key(sent, target), cookies=cookies),)
             if in_scope
@@ -610,6 +629,7 @@ def fetcher_main(
     results: Connection,
     table: VisitedProxy | RedisCrawl,
     dispatcher_pid: int,
+    cookie_store: CookieStoreProxy | None = None,
 ) -> None:
     """Entry point of a fetcher process (module level, so every start method can run it).
 
@@ -623,13 +643,15 @@ def fetcher_main(
             :class:`crawler.engine.rediscrawl.RedisCrawl` with ``--redis``.
         dispatcher_pid: the dispatcher's pid: this process exits at once when it is
             gone (:func:`crawler.engine.lifeline.watch_parent`).
+        cookie_store: with ``--cookies``, the proxy of the manager-hosted
+            :class:`crawler.engine.cookiestore.CookieStore`; else None.
     """
     child_signals()  # SIGINT and SIGTERM are the dispatcher's: ignored here
     watch_parent(dispatcher_pid)  # a SIGKILLed dispatcher must not leave this running
     writer = RecordWriter(config.out_dir, worker_id, config.shard_bytes, config.compress)
     warc = WarcWriter.from_config(config, worker_id) if config.warc else None
     sender = ResultSender(results)
-    processor = PageProcessor(worker_id, config, table, writer, sender.put)
+    processor = PageProcessor(worker_id, config, table, writer, sender.put, cookie_store)
     threads = [
         threading.Thread(
             target=_thread_loop, args=(processor, tasks, sender, warc), name=f"fetcher-{worker_id}-{n}", daemon=True

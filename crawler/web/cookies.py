@@ -33,6 +33,8 @@ MAX_COOKIE_BYTES = 4096
 #: ``=``; ``domain`` is the host of a host-only cookie, or the ``Domain`` attribute with
 #: a leading dot; ``expires`` is a Unix time in seconds, or None for a session cookie.
 CookieTuple = tuple[str, str | None, str, bool, str, bool, bool, int | None]
+#: What identifies a cookie in a jar (a second ``Set-Cookie`` with it replaces the first).
+CookieKey = tuple[str, str, str]  # (domain, path, name)
 
 
 class NoCookies(http.cookiejar.DefaultCookiePolicy):
@@ -109,8 +111,43 @@ def cookie_tuples(jar: http.cookiejar.CookieJar) -> tuple[CookieTuple, ...]:
     )
 
 
+def cookie_key(fields: CookieTuple) -> CookieKey:
+    """What identifies the cookie ``fields`` in a jar: ``(domain, path, name)``."""
+    return fields[2], fields[4], fields[0]
+
+
+def changes(
+    before: tuple[CookieTuple, ...], after: tuple[CookieTuple, ...]
+) -> tuple[list[CookieTuple], list[CookieKey]]:
+    """What a response did to a jar, from :func:`cookie_tuples` taken before and after:
+    the cookies it set or changed, and the keys of those it removed (or that expired)."""
+    old = {cookie_key(c): c for c in before}
+    new = {cookie_key(c): c for c in after}
+    changed = [c for key, c in new.items() if old.get(key) != c]
+    removed = [key for key in old if key not in new]
+    return changed, removed
+
+
 def sets_new_value(before: tuple[CookieTuple, ...], after: tuple[CookieTuple, ...]) -> bool:
     """Whether ``after`` has a cookie (name and value at its domain and path) that
     ``before`` did not: a response that only renewed a cookie's expiry, or cleared one,
     gives the server nothing new to read on the next request."""
     return bool({c[:3] + c[4:5] for c in after} - {c[:3] + c[4:5] for c in before})
+
+
+def host_keys(host: str) -> list[str]:
+    """The domains whose cookies may be sent to ``host`` (lower case, no port): the host
+    itself and each parent domain, ``www.example.org`` -> ``www.example.org``,
+    ``example.org``, ``org``. The cookie policy then decides which are sent."""
+    host = host.lower().strip(".")
+    if not host or ":" in host or host.replace(".", "").isdigit():  # an IP address: itself only
+        return [host] if host else []
+    if "." not in host:  # http.cookiejar keeps a dotless host's cookies as HOST.local
+        return [host, host + ".local"]
+    parts = host.split(".")
+    return [".".join(parts[i:]) for i in range(len(parts))]
+
+
+def domain_key(domain: str) -> str:
+    """The store key of a cookie's ``domain``: lower case, without the leading dot."""
+    return domain.lower().lstrip(".")
