@@ -12,6 +12,7 @@ import json
 import os
 import pickle
 import time
+import urllib.request
 
 import pytest
 
@@ -86,6 +87,25 @@ def test_a_jar_keeps_at_most_max_cookies_of_at_most_max_cookie_bytes(site_server
     kept = {c[0]: c[1] for c in cookie_tuples(jar)}
     assert len(kept) == MAX_COOKIES and "big" not in kept
     assert kept["c00"] == "new"  # a cookie already kept is still replaced
+
+
+def test_a_host_only_cookie_goes_to_its_host_only_and_a_domain_cookie_to_its_subdomains():
+    jar = BoundedJar(
+        [
+            ("host", "1", "example.org", False, "/", True, False, None),  # set without Domain
+            ("wide", "2", ".example.org", True, "/", True, False, None),  # Domain=example.org
+        ]
+    )
+    sent = {}
+    for url in ("http://example.org/", "http://www.example.org/", "http://example.com/"):
+        request = urllib.request.Request(url)
+        jar.add_cookie_header(request)
+        sent[url] = request.get_header("Cookie")
+    assert sent == {
+        "http://example.org/": "host=1; wide=2",
+        "http://www.example.org/": "wide=2",  # RFC 6265 5.4; the stdlib's default sends host=1 too
+        "http://example.com/": None,
+    }
 
 
 def test_a_task_with_cookies_pickles_to_an_equal_task():

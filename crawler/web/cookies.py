@@ -48,16 +48,23 @@ class NoCookies(http.cookiejar.DefaultCookiePolicy):
         return False
 
 
+def rfc6265_policy() -> http.cookiejar.DefaultCookiePolicy:
+    """The standard library's cookie policy, with a host-only cookie (one set without a
+    ``Domain`` attribute) sent to its own host only (RFC 6265 section 5.4: the default
+    policy also sends it to the host's subdomains, as Netscape's rules did)."""
+    return http.cookiejar.DefaultCookiePolicy(strict_ns_domain=http.cookiejar.DefaultCookiePolicy.DomainStrictNonDomain)
+
+
 class BoundedJar(http.cookiejar.CookieJar):
-    """A :class:`http.cookiejar.CookieJar` (with the default policy) that keeps at most
-    :data:`MAX_COOKIES` cookies of at most :data:`MAX_COOKIE_BYTES` each.
+    """A :class:`http.cookiejar.CookieJar` (with :func:`rfc6265_policy`) that keeps at
+    most :data:`MAX_COOKIES` cookies of at most :data:`MAX_COOKIE_BYTES` each.
 
     Args:
         cookies: cookies to start with (:data:`CookieTuple`); an expired one is left out.
     """
 
     def __init__(self, cookies: Iterable[CookieTuple] = ()) -> None:
-        super().__init__()
+        super().__init__(rfc6265_policy())
         now = int(time.time())
         for fields in cookies:
             cookie = cookie_of(fields)
