@@ -111,7 +111,7 @@ class StubFetcher:
     """A fetcher process that answers every task at once (the bench's, not the product's).
 
     Called by the pool as ``fetcher_main(worker_id, config, tasks, results, table,
-    dispatcher_pid)``. Picklable (plain attributes), so it would run under spawn too.
+    dispatcher_pid, cookie_store)``. Picklable (plain attributes), so it would run under spawn too.
 
     Args:
         origins: origins the new URLs are spread over, round robin.
@@ -127,7 +127,7 @@ class StubFetcher:
         self.origins, self.links, self.share = origins, links, share
         self.workers, self.exchanged = workers, exchanged
 
-    def __call__(self, worker_id, config, tasks, results, table, dispatcher_pid) -> None:
+    def __call__(self, worker_id, config, tasks, results, table, dispatcher_pid, cookie_store=None) -> None:
         child_signals()
         watch_parent(dispatcher_pid)
         made = 0

@@ -112,6 +112,7 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
         with signals_deferred(ctx.get_start_method()):  # a Ctrl-C waits for the children to boot
             manager = start_manager(ctx)
             table = manager.VisitedTable(config.shards)  # type: ignore[attr-defined]  # VisitedManager.register()
+            cookie_store = manager.CookieStore() if config.cookies else None  # type: ignore[attr-defined]  # same
             report = resume.prepare(config, store, table)
             if report.resumed:
                 log.info("%s", report.describe(config.out_dir))
@@ -123,7 +124,15 @@ def _crawl(config: CrawlConfig, signals: StopOnSignal) -> dict:
             expected = map_report.expected_urls(config) if config.mode == "crawl" else None
             frontier = DiskFrontier(store)
             dispatcher = Dispatcher(
-                config, ctx, table, manager, frontier, store, expected_urls=expected, earlier=report.earlier
+                config,
+                ctx,
+                table,
+                manager,
+                frontier,
+                store,
+                expected_urls=expected,
+                earlier=report.earlier,
+                cookie_store=cookie_store,
             )
             signals.attach(dispatcher.request_stop)
             dispatcher.start()

@@ -192,6 +192,12 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
         help="User-Agent header (default: crawler/VERSION (corpus crawler; python-requests))",
     )
     p.add_argument(
+        "--cookies",
+        action="store_true",
+        help="keep the cookies servers set for the whole crawl, shared by every fetcher "
+        "(default: a cookie lasts only for its redirect chain, as for an anonymous visitor)",
+    )
+    p.add_argument(
         "--shards",
         type=_positive_int,
         default=DEFAULT_SHARDS,
@@ -399,6 +405,7 @@ def config_from_args(args: argparse.Namespace) -> CrawlConfig:
         max_body_bytes=args.max_bytes,
         max_redirects=args.max_redirects,
         user_agent=args.user_agent,
+        cookies=args.cookies,
         shards=args.shards,
         start_method=args.start_method,
         progress_interval_s=args.progress_interval,

@@ -106,6 +106,10 @@ class CrawlConfig:
         max_body_bytes: bodies are streamed and cut at this size (recorded as truncated).
         max_redirects: longest redirect chain followed before the URL is failed.
         user_agent: the User-Agent header.
+        cookies: keep the cookies servers set for the whole crawl, by domain, in a store
+            every fetcher process shares (:mod:`crawler.engine.cookiestore`); ``False``
+            (the default): a cookie lasts only as long as its redirect chain, so each
+            page is fetched as an anonymous visitor sees it.
         shards: visited-table shards, a power of two.
         start_method: multiprocessing start method (fork, spawn, forkserver) or ``None``
             for the platform default.
@@ -212,6 +216,7 @@ class CrawlConfig:
     max_body_bytes: int = 20 * 1024 * 1024
     max_redirects: int = 10
     user_agent: str = ""
+    cookies: bool = False
     shards: int = DEFAULT_SHARDS
     start_method: str | None = None
     progress_interval_s: float = 5.0
@@ -376,6 +381,8 @@ class CrawlConfig:
                 raise ConfigError(f"{flag} is not supported with --redis yet (each machine would count its own)")
         if self.mode != "crawl":
             raise ConfigError("map is not supported with --redis")
+        if self.cookies:
+            raise ConfigError("--cookies is not supported with --redis yet (the cookie store is one machine's)")
         if self.sitemaps:
             raise ConfigError("--sitemaps is not supported with --redis yet (a sitemap is read by one machine only)")
         if self.recrawl:

@@ -210,6 +210,10 @@ def test_fetch_tasks_round_trip_exactly(path):
             ("http://a.example/r1", "http://a.example/r2"),
             "http://a.example/b?y=2&x=1",
             2,
+            cookies=(
+                ("sid", "a b\"c", "a.example", False, "/", True, False, None),
+                ("tok", None, ".a.example", True, "/b", True, True, 4102444800),
+            ),
         ),
         FetchTask("http://xn--bcher-kva.example/caf%C3%A9", 1, "http://a.example/b?x=1&y=2", (), None, 0),
         FetchTask("http://a.example/quote\"tab\t", 2, None, ("http://a.example/ü",), None, 7),
@@ -281,6 +285,32 @@ def test_a_state_file_without_the_robots_table_gains_it(path):
         assert store.robots_statuses() == {}
         store.set_robots_status("http://a.example:8080", "ignored")
         assert store.robots_statuses() == {"http://a.example:8080": "ignored"}
+
+
+def test_a_state_file_without_the_cookies_column_gains_it(path):
+    StateStore(path).close()
+    db = sqlite3.connect(path)
+    db.execute("ALTER TABLE urls DROP COLUMN cookies")  # a file written before the column existed
+    db.execute(
+        "INSERT INTO urls (seq, url, origin, state, depth) VALUES (1, 'http://a.example/old', 'x', 'frontier', 0)"
+    )
+    db.commit()
+    db.close()
+    cookie = ("sid", "1", "a.example", False, "/", True, False, None)
+    with StateStore(path) as store:
+        store.add([FetchTask("http://a.example/new", 0, cookies=(cookie,))])
+        assert list(store.tasks_in(FRONTIER)) == [page("old"), FetchTask("http://a.example/new", 0, cookies=(cookie,))]
+
+
+def test_a_redirect_targets_cookies_survive_the_disk_window(store):
+    cookie = ("sid", "1", "a.example", False, "/", True, False, None)
+    frontier = DiskFrontier(store, window=1)
+    frontier.push(page("first"))
+    frontier.push(
+        FetchTask("http://a.example/target", 0, "http://a.example/r", ("http://a.example/r",), cookies=(cookie,))
+    )
+    assert loaded_rows_of(store) == 1  # the target waits on disk only
+    assert list(frontier.drain())[1].cookies == (cookie,)
 
 
 def test_origin_count(store):
@@ -394,7 +424,15 @@ def test_set_states_refuses_a_url_waiting_in_the_frontier(store):
 def test_update_task_stores_every_field(store):
     store.add([page("a", 2)])
     store.set_state(["http://a.example/a"], IN_FLIGHT)
-    retry = FetchTask("http://a.example/a", 2, "http://a.example/", ("http://a.example/r",), "http://a.example/A", 1)
+    retry = FetchTask(
+        "http://a.example/a",
+        2,
+        "http://a.example/",
+        ("http://a.example/r",),
+        "http://a.example/A",
+        1,
+        cookies=(("sid", "1", "a.example", False, "/", True, False, None),),
+    )
     store.update_task(retry, IN_FLIGHT)
     assert list(store.tasks_in(IN_FLIGHT)) == [retry]
     store.update_task(retry, FRONTIER)

@@ -103,7 +103,7 @@ class DiskFrontier:
     def push(self, task: FetchTask) -> None:
         """Add ``task`` behind every waiting task of its origin and depth, and write its
         row (``FRONTIER``). A URL already in flight is put back with ``task``'s fields
-        (depth, parent, redirect chain, request URL, attempt) and a new seq.
+        (depth, parent, redirect chain, request URL, attempt, cookies) and a new seq.
 
         Raises:
             ValueError: the URL is already waiting, visited, failed or skipped (pushing

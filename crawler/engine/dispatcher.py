@@ -23,6 +23,7 @@ Process topology::
                      +----------------------------+
                      |  manager: sharded visited  |
                      |  table (fingerprint->state)|
+                     |  cookie store (--cookies)  |
                      +----------------------------+
 
 Roles. The **scheduler** (:mod:`crawler.engine.scheduler`) picks the next task: the earliest
@@ -67,6 +68,7 @@ from typing import TYPE_CHECKING, Any
 
 from crawler.config import CrawlConfig
 from crawler.engine.clusterfeed import IDLE_POLL_S, ClusterFeed
+from crawler.engine.cookiestore import CookieStoreProxy
 from crawler.engine.discovery import Discovery
 from crawler.engine.frontier import Frontier, MemoryFrontier
 from crawler.engine.messages import (
@@ -158,6 +160,8 @@ class Dispatcher:
             and the links won go to the shared frontier, the local frontier is fed from
             the shards this machine leases, a stop leaves what it read to the others, and
             the crawl ends when no URL is open on any machine.
+        cookie_store: with ``--cookies``, the proxy of the manager-hosted
+            :class:`crawler.engine.cookiestore.CookieStore` the fetchers share; else None.
     """
 
     def __init__(
@@ -171,6 +175,7 @@ class Dispatcher:
         expected_urls: int | None = None,
         earlier: EarlierRuns | None = None,
         cluster: ClusterFeed | None = None,
+        cookie_store: CookieStoreProxy | None = None,
     ) -> None:
         self.config = config
         self.ctx = ctx
@@ -189,7 +194,7 @@ class Dispatcher:
         self.monitor = ProcessTreeMonitor()
         if manager is not None:
             self.monitor.set_role(manager._process.pid, "manager")
-        self.pool = FetcherPool(ctx, config, table, self.monitor)
+        self.pool = FetcherPool(ctx, config, table, self.monitor, cookie_store)
         self.politeness = Politeness(
             config.per_host,
             config.delay_s,

@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 
 from crawler.vocabulary import Outcome, TaskKind
+from crawler.web.cookies import CookieTuple
 
 
 def _reduce(message: FetchTask | TaskDone | Exchanged) -> tuple[type, tuple[object, ...]]:
@@ -94,6 +95,10 @@ class FetchTask:
         ticket: with ``--redis`` only, the lease token (``machine:epoch``) and stream
             entry id the task was read under (:mod:`crawler.engine.rediscrawl`): its
             settle is refused once the lease is lost. ``None`` otherwise.
+        cookies: the cookies of the redirect chain that led here, sent by this hop's
+            requests as the jar's policy allows (RFC 6265; :mod:`crawler.web.cookies`):
+            at most 50 plain tuples, empty unless ``url`` is a redirect target whose
+            chain set cookies (with ``--cookies`` the crawl's store has them instead).
     """
 
     url: str
@@ -105,6 +110,7 @@ class FetchTask:
     kind: str = KIND_PAGE
     error: str | None = None
     ticket: str | None = None
+    cookies: tuple[CookieTuple, ...] = ()
 
     @property
     def fetch_url(self) -> str:

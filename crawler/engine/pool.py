@@ -33,6 +33,7 @@ from multiprocessing.process import BaseProcess
 
 from crawler.config import CrawlConfig
 from crawler.engine.channel import TaskChannel
+from crawler.engine.cookiestore import CookieStoreProxy
 from crawler.engine.messages import KIND_PAGE, STOP, FetchTask
 from crawler.engine.rediscrawl import RedisCrawl
 from crawler.engine.stats import ProcessTreeMonitor
@@ -64,6 +65,8 @@ class FetcherPool:
         table: proxy of the manager-hosted visited table (or, with ``--redis``, the
             :class:`crawler.engine.rediscrawl.RedisCrawl`), handed to each fetcher.
         monitor: a :class:`crawler.engine.stats.ProcessTreeMonitor` told each fetcher's role.
+        cookie_store: with ``--cookies``, the proxy of the manager's
+            :class:`crawler.engine.cookiestore.CookieStore`, handed to each fetcher; else None.
     """
 
     def __init__(
@@ -72,8 +75,10 @@ class FetcherPool:
         config: CrawlConfig,
         table: VisitedProxy | RedisCrawl,
         monitor: ProcessTreeMonitor | None = None,
+        cookie_store: CookieStoreProxy | None = None,
     ) -> None:
         self.ctx = ctx
+        self.cookie_store = cookie_store
         self.config = config
         self.table = table
         self.monitor = monitor
@@ -111,7 +116,7 @@ class FetcherPool:
         process = self.ctx.Process(  # type: ignore[attr-defined]  # typeshed: on the concrete contexts only
             target=fetcher_main,
             name=f"crawler-fetcher-{worker_id}",
-            args=(worker_id, self.config, tasks, writer, self.table, os.getpid()),
+            args=(worker_id, self.config, tasks, writer, self.table, os.getpid(), self.cookie_store),
             daemon=True,
         )  # if this process exits, multiprocessing's exit hook ends them
         process.start()

@@ -132,17 +132,19 @@ class ClusterMismatch(CrawlerError, ValueError):
 
 
 def encode_task(task: FetchTask) -> str:
-    """A task as the JSON array kept in a stream entry (page tasks only)."""
-    return json.dumps(
-        [task.url, task.depth, task.parent, list(task.redirect_chain), task.request_url, task.attempt],
-        separators=(",", ":"),
-    )
+    """A task as the JSON array kept in a stream entry (page tasks only); a redirect
+    target's cookies (:attr:`FetchTask.cookies`) follow the six fields when it has any."""
+    fields = [task.url, task.depth, task.parent, list(task.redirect_chain), task.request_url, task.attempt]
+    if task.cookies:
+        fields.append(task.cookies)
+    return json.dumps(fields, separators=(",", ":"))
 
 
 def decode_task(payload: str | bytes, ticket: str | None) -> FetchTask:
     """The :class:`FetchTask` of a stream entry, carrying ``ticket``."""
-    url, depth, parent, chain, request_url, attempt = json.loads(payload)
-    return FetchTask(url, depth, parent, tuple(chain), request_url, attempt, ticket=ticket)
+    url, depth, parent, chain, request_url, attempt, *cookies = json.loads(payload)
+    kept = tuple(tuple(cookie) for cookie in cookies[0]) if cookies else ()
+    return FetchTask(url, depth, parent, tuple(chain), request_url, attempt, ticket=ticket, cookies=kept)
 
 
 def make_ticket(token: str, entry_id: str) -> str:

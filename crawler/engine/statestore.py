@@ -70,6 +70,7 @@ from typing import TYPE_CHECKING, Concatenate, ParamSpec, TypeVar
 from crawler.engine.messages import KIND_PAGE, FetchTask
 from crawler.errors import StateError
 from crawler.vocabulary import UrlState
+from crawler.web.cookies import CookieTuple
 from crawler.web.urlnorm import origin_of
 
 if TYPE_CHECKING:  # the frontier on disk uses this store; only its type is named here
@@ -132,7 +133,8 @@ CREATE TABLE urls (
     attempt INTEGER NOT NULL DEFAULT 0,
     crashes INTEGER NOT NULL DEFAULT 0,
     reason TEXT,
-    loaded INTEGER NOT NULL DEFAULT 0  -- 1: in a DiskFrontier window in memory
+    loaded INTEGER NOT NULL DEFAULT 0,  -- 1: in a DiskFrontier window in memory
+    cookies TEXT                   -- FetchTask.cookies as a JSON array, NULL when none
 );
 -- every index entry ends with the rowid (seq): (state, depth, seq) order for free
 CREATE INDEX urls_by_state ON urls (state, depth);
@@ -164,7 +166,7 @@ CREATE TABLE IF NOT EXISTS robots (
 );
 """
 
-_COLUMNS = "seq, url, depth, parent, redirect_chain, request_url, attempt"
+_COLUMNS = "seq, url, depth, parent, redirect_chain, request_url, attempt, cookies"
 _EMPTY_CHAIN = "[]"
 
 # Connections inherited through fork(): kept referenced so that they are never closed
@@ -210,9 +212,22 @@ def _chain_text(chain: tuple[str, ...]) -> str:
     return json.dumps(list(chain), separators=(",", ":")) if chain else _EMPTY_CHAIN
 
 
-def _task(url: str, depth: int, parent: str | None, chain: str, request_url: str | None, attempt: int) -> FetchTask:
+def _cookies_text(cookies: tuple[CookieTuple, ...]) -> str | None:
+    return json.dumps(cookies, separators=(",", ":")) if cookies else None
+
+
+def _task(
+    url: str,
+    depth: int,
+    parent: str | None,
+    chain: str,
+    request_url: str | None,
+    attempt: int,
+    cookies: str | None = None,
+) -> FetchTask:
     redirect_chain = tuple(json.loads(chain)) if chain != _EMPTY_CHAIN else ()
-    return FetchTask(url, depth, parent, redirect_chain, request_url, attempt)
+    kept = tuple(tuple(cookie) for cookie in json.loads(cookies)) if cookies else ()
+    return FetchTask(url, depth, parent, redirect_chain, request_url, attempt, cookies=kept)
 
 
 def _page_task(task: FetchTask) -> FetchTask:
@@ -273,6 +288,8 @@ class StateStore:
         if problems != ["ok"]:
             raise StateError(f"{self.path}: corrupt ({' '.join(' '.join(problems).split())})")
         self._configure(conn)
+        if "cookies" not in {row[1] for row in conn.execute("PRAGMA table_info(urls)")}:
+            conn.execute("ALTER TABLE urls ADD COLUMN cookies TEXT")  # a file from before the column
 
     def _configure(self, conn: sqlite3.Connection) -> None:
         mode = conn.execute("PRAGMA journal_mode=WAL").fetchone()[0]
@@ -510,7 +527,7 @@ class StateStore:
         conn = self._writer()  # from here self._seq is ours
         sql = (
             "INSERT INTO urls (seq, url, origin, state, depth, parent, redirect_chain, request_url,"
-            " attempt, reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING"
+            " attempt, reason, cookies) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (url) DO NOTHING"
         )
         rows = []
         for task in tasks:
@@ -528,6 +545,7 @@ class StateStore:
                     task.request_url,
                     task.attempt,
                     reason,
+                    _cookies_text(task.cookies),
                 )
             )
             if len(rows) == BATCH_ROWS:
@@ -626,7 +644,7 @@ class StateStore:
     @_translated
     def update_task(self, task: FetchTask, state: str, reason: str | None = None) -> None:
         """Store every field of ``task`` (depth, parent, redirect_chain, request_url,
-        attempt: e.g. a retry's attempt count while it waits) and move its row to
+        attempt, cookies: e.g. a retry's attempt count while it waits) and move its row to
         ``state`` with ``reason``. To ``FRONTIER``: a new seq, as :meth:`set_state`.
         ~50 us at 300,000 rows, commit included (a random row and its index entries).
 
@@ -650,6 +668,7 @@ class StateStore:
             _chain_text(task.redirect_chain),
             task.request_url,
             task.attempt,
+            _cookies_text(task.cookies),
         ]
         if state == FRONTIER:
             self._seq += 1
@@ -657,7 +676,7 @@ class StateStore:
         params.append(task.url)
         sql = (
             "UPDATE urls SET state = ?, reason = ?, loaded = 0, depth = ?, parent = ?,"
-            f" redirect_chain = ?, request_url = ?, attempt = ?{seq_sql} WHERE url = ?"
+            f" redirect_chain = ?, request_url = ?, attempt = ?, cookies = ?{seq_sql} WHERE url = ?"
         )
         if owned:
             sql += " AND state <> 'frontier'"
@@ -767,7 +786,7 @@ class StateStore:
             yield _task(*fields)
 
     def _stream(self, states: tuple[str, ...], by_depth: bool) -> Iterator[tuple]:
-        """Rows (seq, url, depth, parent, chain, request_url, attempt) of ``states``:
+        """Rows (seq, url, depth, parent, chain, request_url, attempt, cookies) of ``states``:
         one keyset-paged query per (state, depth) present, merged by seq in Python."""
         for state in states:
             _check_state(state)
@@ -873,11 +892,11 @@ class StateStore:
         self._seq += 1
         cursor = conn.execute(
             "INSERT INTO urls (seq, url, origin, state, depth, parent, redirect_chain, request_url,"
-            " attempt, loaded) VALUES (?, ?, ?, 'frontier', ?, ?, ?, ?, ?, ?)"
+            " attempt, loaded, cookies) VALUES (?, ?, ?, 'frontier', ?, ?, ?, ?, ?, ?, ?)"
             " ON CONFLICT (url) DO UPDATE SET seq = excluded.seq, state = 'frontier', reason = NULL,"
             " depth = excluded.depth, parent = excluded.parent, redirect_chain = excluded.redirect_chain,"
-            " request_url = excluded.request_url, attempt = excluded.attempt, loaded = excluded.loaded"
-            " WHERE state = 'in_flight'",
+            " request_url = excluded.request_url, attempt = excluded.attempt, loaded = excluded.loaded,"
+            " cookies = excluded.cookies WHERE state = 'in_flight'",
             (
                 self._seq,
                 task.url,
@@ -888,6 +907,7 @@ class StateStore:
                 task.request_url,
                 task.attempt,
                 int(loaded),
+                _cookies_text(task.cookies),
             ),
         )
         if cursor.rowcount != 1:
@@ -922,7 +942,4 @@ class StateStore:
             .fetchall()
         )
         rows.sort(key=lambda row: (row[2], row[0]))
-        return [
-            (seq, _task(url, depth, parent, chain, request_url, attempt))
-            for seq, url, depth, parent, chain, request_url, attempt in rows
-        ]
+        return [(row[0], _task(*row[1:])) for row in rows]

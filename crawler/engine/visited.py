@@ -29,6 +29,7 @@ from multiprocessing.managers import BaseManager, BaseProxy
 from typing import Any, Protocol
 
 from crawler.content.neardup import NearDuplicateIndex
+from crawler.engine.cookiestore import CookieStore, CookieStoreProxy
 from crawler.engine.lifeline import watch_parent
 from crawler.engine.messages import FetchTask
 from crawler.engine.signals import child_signals
@@ -391,11 +392,14 @@ class VisitedProxy(BaseProxy):
 
 class VisitedManager(BaseManager):
     """Manager process hosting visited tables: ``manager.VisitedTable(shards)`` returns a
-    :class:`VisitedProxy`. Start it with :func:`start_manager` so it ignores Ctrl-C and
-    exits when the process that started it is gone."""
+    :class:`VisitedProxy`, and ``manager.CookieStore()`` (``--cookies``) a
+    :class:`crawler.engine.cookiestore.CookieStoreProxy`. Start it with
+    :func:`start_manager` so it ignores Ctrl-C and exits when the process that started
+    it is gone."""
 
 
 VisitedManager.register("VisitedTable", VisitedTable, proxytype=VisitedProxy)
+VisitedManager.register("CookieStore", CookieStore, proxytype=CookieStoreProxy)
 
 
 def start_manager(ctx: BaseContext) -> VisitedManager:

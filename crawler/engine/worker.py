@@ -11,6 +11,17 @@ For each task the fetcher writes the record (and its edges) itself, then settles
 in the visited table and claims the page's in-scope links in the same round trip, and
 sends the dispatcher only the links it won.
 
+Cookies (RFC 6265): every page task has its own jar, filled from the task's
+:attr:`FetchTask.cookies` (the cookies of the redirect chain that led to it) and, with
+``--cookies``, from the crawl's :class:`crawler.engine.cookiestore.CookieStore`; each
+request of the task sends what the jar's policy allows and stores the response's
+``Set-Cookie`` in it. A redirect passes the jar's cookies on to its target's task; a
+link's task starts without any. So by default no cookie outlives its redirect chain: a
+corpus crawler should see a page as an anonymous visitor does, whichever fetcher thread
+gets it (a session per thread used to keep every cookie it was ever sent). With
+``--cookies`` each response that changed the jar is written to the store, which every
+fetcher process reads before a page task's first request.
+
 In map mode (``config.mode == "map"``) the same steps run without the conversion: HTML
 is decoded and its links extracted and claimed exactly as in a crawl, but no Markdown is
 made and no content fingerprint registered; a URL that is probably not HTML is asked
@@ -22,10 +33,12 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
+import http.cookiejar
 import logging
 import os
 import threading
 import time
+import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from multiprocessing.connection import Connection
 from typing import TYPE_CHECKING
@@ -40,6 +53,7 @@ from crawler.content.main import main_content, whole_page
 from crawler.content.neardup import simhash
 from crawler.content.repeats import SiteBlocks
 from crawler.engine.channel import TaskChannel
+from crawler.engine.cookiestore import CookieStore, CookieStoreProxy
 from crawler.engine.lifeline import PARENT_DIED_EXIT_CODE, watch_parent
 from crawler.engine.messages import (
     CRASHED,
@@ -72,6 +86,7 @@ from crawler.output.graph import LINK
 from crawler.output.graph import REDIRECT as REDIRECT_EDGE
 from crawler.output.warc import WarcWriter, payload_digest
 from crawler.output.writers import RecordWriter
+from crawler.web.cookies import BoundedJar, CookieTuple, changes, cookie_tuples, sets_new_value
 from crawler.web.decode import decode_html, is_html_response
 from crawler.web.fetch import FetchError, HttpClient, Response, Revisit
 from crawler.web.probe import body_needed, head_decides, probably_not_html
@@ -149,6 +164,9 @@ class PageProcessor:
         writer: this process's :class:`crawler.output.writers.RecordWriter`.
         notify: called with an :class:`crawler.engine.messages.Exchanged` once a page's body
             is read, before it is parsed (the result pipe's sender); ``None``: not told.
+        cookie_store: with ``--cookies``, the crawl's cookie store (a proxy of the
+            manager's, or a :class:`crawler.engine.cookiestore.CookieStore` in tests);
+            ``None``: a cookie lasts only as long as its redirect chain.
     """
 
     def __init__(
@@ -158,6 +176,7 @@ class PageProcessor:
         table: VisitedProxy | VisitedTable | RedisCrawl,
         writer: RecordWriter,
         notify: Callable[[Exchanged], object] | None = None,
+        cookie_store: CookieStoreProxy | CookieStore | None = None,
     ) -> None:
         self.worker_id = worker_id
         self.config = config
@@ -175,6 +194,7 @@ class PageProcessor:
         self.mapping = config.mode == "map"
         self.notify = notify
         self.request_urls = RequestUrlMemo()  # links repeat across a site's pages
+        self.cookie_store = cookie_store
         #: A recrawl's earlier generations (:mod:`crawler.engine.recrawl`): None in
         #: generation 1 and in map mode.
         self.prior = None
@@ -232,16 +252,17 @@ class PageProcessor:
         if record is not None and _revisitable(record):
             revisit = Revisit(record.get("request_url") or task.url, record["fetched_at"], record.get("payload_digest"))
         try:
+            jar = self._jar(task)
             if self.mapping:
-                response = self._map_get(task, client)
+                response = self._map_get(task, client, jar)
             else:
-                response = self._get(task, client, headers=sent, revisit=revisit)
+                response = self._get(task, client, jar=jar, headers=sent, revisit=revisit)
         except FetchError as exc:
             if is_transient(None, exc.reason) and task.attempt < self.config.retries:
                 return TaskDone(self.worker_id, task.url, RETRY, None, exc.reason)
             return self._fail(task, exc.reason, None)
         if response.location is not None:
-            return self._redirect(task, response)
+            return self._redirect(task, response, jar)
         if response.status == 304 and sent and prior is not None and prior.record is not None:
             latency = time.monotonic() - started
             if self.notify is not None:  # the origin is free while the record is written and settled
@@ -334,18 +355,18 @@ class PageProcessor:
             tuple(t for t, w in zip(tasks, won) if w),
         )
 
-    def _map_get(self, task: FetchTask, client: HttpClient) -> Response:
+    def _map_get(self, task: FetchTask, client: HttpClient, jar: http.cookiejar.CookieJar) -> Response:
         """Map mode's fetch (:mod:`crawler.web.probe`): HEAD first for a URL that is
         probably not HTML, kept when it decides the outcome; else :meth:`_get`, reading
-        the body only when it may be HTML."""
+        the body only when it may be HTML. Both send and keep ``jar``'s cookies."""
         if probably_not_html(task.fetch_url):
             try:
-                head = client.head(task.fetch_url)
+                head, _new = self._send(client, task.fetch_url, jar, head=True)
             except FetchError:  # HEAD failed: the GET a crawl sends decides
                 head = None
             if head is not None and head_decides(head.status, head.content_type, head.location):
                 return head
-        return self._get(task, client, body_needed)
+        return self._get(task, client, body_needed, jar)
 
     def _map_fields(self, outcome: str, response: Response) -> dict:
         """The record fields map mode adds (none in a crawl)."""
@@ -358,22 +379,65 @@ class PageProcessor:
         task: FetchTask,
         client: HttpClient,
         body_wanted: Callable[[str | None], bool] | None = None,
+        jar: http.cookiejar.CookieJar | None = None,
         headers: dict[str, str] | None = None,
         revisit: Revisit | None = None,
     ) -> Response:
-        """GET the task's URL. A redirect to another spelling of the same key (the
-        server's own query order) is the same resource: follow it here, at most
-        ``max_redirects`` times and never to a spelling already tried. ``headers``
+        """GET the task's URL with the cookies of ``jar`` (default: :meth:`_jar`'s). A
+        redirect to another spelling of the same key (the server's own query order) is
+        the same resource: follow it here, at most ``max_redirects`` times. A spelling
+        already tried is asked again only when the response before set a new cookie (a
+        session or consent wall that sets one and redirects to the page it guards); else
+        that redirect is left to :meth:`_redirect`, which fails it as a loop. ``headers``
         (a recrawl's validators) and ``revisit`` go with the first request only."""
+        jar = self._jar(task) if jar is None else jar
         tried = [task.fetch_url]
-        response = client.get(tried[-1], body_wanted=body_wanted, headers=headers, revisit=revisit)
+        response, new_cookie = self._send(client, tried[-1], jar, body_wanted, headers=headers, revisit=revisit)
         while response.location is not None and len(tried) <= self.config.max_redirects:
             sent = request_url(response.location, response.url)
-            if sent is None or sent in tried or key_of(sent) != task.url:
+            if sent is None or key_of(sent) != task.url or (sent in tried and not new_cookie):
                 break
             tried.append(sent)
-            response = client.get(sent, body_wanted=body_wanted)
+            response, new_cookie = self._send(client, sent, jar, body_wanted)
         return response
+
+    def _jar(self, task: FetchTask) -> BoundedJar:
+        """A page task's cookie jar: with ``--cookies`` the store's cookies for its host,
+        then the cookies its redirect chain passed on (:attr:`FetchTask.cookies`)."""
+        stored: Iterable[CookieTuple] = ()
+        if self.cookie_store is not None:
+            stored = self.cookie_store.cookies_for(urllib.parse.urlsplit(task.url).hostname or "")
+        return BoundedJar((*stored, *task.cookies))
+
+    def _send(
+        self,
+        client: HttpClient,
+        url: str,
+        jar: http.cookiejar.CookieJar,
+        body_wanted: Callable[[str | None], bool] | None = None,
+        head: bool = False,
+        headers: dict[str, str] | None = None,
+        revisit: Revisit | None = None,
+    ) -> tuple[Response, bool]:
+        """One request of a page task with ``jar``'s cookies (a HEAD when ``head``); with
+        ``--cookies``, what the response changed in the jar is written to the store.
+        ``headers`` and ``revisit``: as :meth:`crawler.web.fetch.HttpClient.get`'s.
+        Returns the response and whether it set a cookie value the jar did not have.
+
+        Raises:
+            FetchError: no complete response.
+        """
+        before = cookie_tuples(jar)
+        try:
+            if head:
+                response = client.head(url, cookies=jar)
+            else:
+                response = client.get(url, body_wanted=body_wanted, cookies=jar, headers=headers, revisit=revisit)
+        finally:  # a body that failed still set its cookies
+            after = cookie_tuples(jar)
+            if self.cookie_store is not None and after != before:
+                self.cookie_store.update(*changes(before, after))
+        return response, sets_new_value(before, after)
 
     def _record(self, task: FetchTask, response: Response | None, **fields: object) -> dict:
         prior = getattr(self._asked, "prior", None)
@@ -455,7 +519,9 @@ class PageProcessor:
     def _fail(self, task: FetchTask, reason: str, response: Response | None) -> TaskDone:
         return self._finish(task, FAILED, response, {"error": reason}, ())
 
-    def _redirect(self, task: FetchTask, response: Response) -> TaskDone:
+    def _redirect(self, task: FetchTask, response: Response, jar: http.cookiejar.CookieJar) -> TaskDone:
+        """Record the redirect and claim its target as a task that carries the chain's
+        cookies (``jar``'s; with ``--cookies`` none: the target reads the store)."""
         assert response.location is not None  # _run() sends only a redirect here
         sent = request_url(response.location, response.url)
         if sent is None:
@@ -469,7 +535,12 @@ class PageProcessor:
             return self._finish(task, FAILED, response, {**fields, "error": "redirect loop"}, edges)
         if len(chain) > self.config.max_redirects:
             return self._finish(task, FAILED, response, {**fields, "error": "too many redirects"}, edges)
-        claims = (FetchTask(target, task.depth, task.url, chain, _unless_key(sent, target)),) if in_scope else ()
+        cookies = cookie_tuples(jar) if self.cookie_store is None else ()
+        claims = (
+            (FetchTask(target, task.depth, task.url, chain, _unless_key(sent, target), cookies=cookies),)
+            if in_scope
+            else ()
+        )
         return self._finish(task, REDIRECT, response, fields, edges, claims)
 
     def _unchanged(self, task: FetchTask, response: Response, before: dict) -> TaskDone:
@@ -675,6 +746,7 @@ def fetcher_main(
     results: Connection,
     table: VisitedProxy | RedisCrawl,
     dispatcher_pid: int,
+    cookie_store: CookieStoreProxy | None = None,
 ) -> None:
     """Entry point of a fetcher process (module level, so every start method can run it).
 
@@ -688,13 +760,15 @@ def fetcher_main(
             :class:`crawler.engine.rediscrawl.RedisCrawl` with ``--redis``.
         dispatcher_pid: the dispatcher's pid: this process exits at once when it is
             gone (:func:`crawler.engine.lifeline.watch_parent`).
+        cookie_store: with ``--cookies``, the proxy of the manager-hosted
+            :class:`crawler.engine.cookiestore.CookieStore`; else None.
     """
     child_signals()  # SIGINT and SIGTERM are the dispatcher's: ignored here
     watch_parent(dispatcher_pid)  # a SIGKILLed dispatcher must not leave this running
     writer = RecordWriter(config.out_dir, worker_id, config.shard_bytes, config.compress)
     warc = WarcWriter.from_config(config, worker_id) if config.warc else None
     sender = ResultSender(results)
-    processor = PageProcessor(worker_id, config, table, writer, sender.put)
+    processor = PageProcessor(worker_id, config, table, writer, sender.put, cookie_store)
     threads = [
         threading.Thread(
             target=_thread_loop, args=(processor, tasks, sender, warc), name=f"fetcher-{worker_id}-{n}", daemon=True

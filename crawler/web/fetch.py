@@ -4,12 +4,18 @@ This is the one place where requests/urllib3 exceptions are translated: every fa
 leaves :meth:`HttpClient.get` as a :class:`FetchError` with a short ``reason``. Redirects
 are *not* followed here: a 3xx comes back as a :class:`Response` with ``location`` set,
 so the fetcher can normalize and claim the target like any other link (RFC 9110 §15.4).
+
+Cookies are not kept by the client: its session's cookie policy is
+:class:`crawler.web.cookies.NoCookies`. A caller that wants cookies hands
+:meth:`HttpClient.get` a jar, whose cookies are sent and into which the response's
+``Set-Cookie`` go (RFC 6265, by the standard library's cookie policy).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime
+import http.cookiejar
 import logging
 import socket
 import threading
@@ -20,11 +26,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 import requests
 import urllib3
 from requests.adapters import HTTPAdapter
+from requests.cookies import extract_cookies_to_jar, get_cookie_header
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from crawler import __version__
 from crawler.errors import FetchError
+from crawler.web.cookies import NoCookies
 
 log = logging.getLogger("crawler")
 
@@ -314,7 +322,9 @@ class _ClientSettings(Protocol):
 
 
 class HttpClient:
-    """One ``requests.Session`` (keep-alive pool) with the crawl's limits.
+    """One ``requests.Session`` (keep-alive pool) with the crawl's limits. The session
+    keeps no cookie (:class:`crawler.web.cookies.NoCookies`): only the jar handed to
+    :meth:`get` does.
 
     Args:
         user_agent: User-Agent header value ('' selects :data:`DEFAULT_USER_AGENT`).
@@ -337,6 +347,7 @@ class HttpClient:
         on_exchange: Callable[[Exchange], object] | None = None,
     ) -> None:
         self.session = requests.Session()
+        self.session.cookies.set_policy(NoCookies())  # a cookie lives in the caller's jar only
         for prefix in ("http://", "https://"):
             self.session.mount(prefix, _WatchedAdapter())
         self.session.headers["User-Agent"] = user_agent or DEFAULT_USER_AGENT
@@ -371,6 +382,7 @@ class HttpClient:
         body_wanted: Callable[[str | None], bool] | None = None,
         headers: Mapping[str, str] | None = None,
         revisit: Revisit | None = None,
+        cookies: http.cookiejar.CookieJar | None = None,
     ) -> Response:
         """GET ``url`` without following redirects; the body is cut at
         ``max_body_bytes`` (default: the client's). A recording client hands the
@@ -386,14 +398,19 @@ class HttpClient:
         decides after the headers whether the body is read at all; when it says no, the
         body is left unread (``b""``) and the connection closed.
 
+        ``cookies``: a jar whose cookies for ``url`` are sent (its policy decides which:
+        domain, path, ``Secure``, expiry) and into which the response's ``Set-Cookie``
+        are stored, even when the body then fails; None (the default): no cookie is
+        sent and none kept.
+
         Raises:
             FetchError: no complete response (see :attr:`FetchError.reason`).
         """
         if self.on_exchange is None:
-            return self._watched_get(url, max_body_bytes, None, method, body_wanted, headers)
+            return self._watched_get(url, max_body_bytes, None, method, body_wanted, headers, cookies)
         exchange = Exchange(url, revisit=revisit)
         try:
-            response = self._watched_get(url, max_body_bytes, exchange, method, body_wanted, headers)
+            response = self._watched_get(url, max_body_bytes, exchange, method, body_wanted, headers, cookies)
         except FetchError as exc:
             if exchange.status is not None:  # the headers came, the body did not end
                 exchange.cut = _CUT_BY_REASON.get(exc.reason, "unspecified")
@@ -419,6 +436,7 @@ class HttpClient:
         method: str = "GET",
         body_wanted: Callable[[str | None], bool] | None = None,
         headers: Mapping[str, str] | None = None,
+        cookies: http.cookiejar.CookieJar | None = None,
     ) -> Response:
         """:meth:`get` under the wall-clock watchdog, ``exchange`` filled in if given."""
         started = time.monotonic()
@@ -430,7 +448,7 @@ class HttpClient:
         timer.start()
         try:
             response = self._get(
-                url, started, max_body_bytes or self.max_body_bytes, method, body_wanted, exchange, headers
+                url, started, max_body_bytes or self.max_body_bytes, method, body_wanted, exchange, headers, cookies
             )
         except FetchError as exc:
             if deadline.expired and exc.reason != "timeout":
@@ -445,13 +463,14 @@ class HttpClient:
             timer.cancel()
             _ACTIVE.deadline = _ACTIVE.exchange = None
 
-    def head(self, url: str) -> Response:
-        """HEAD ``url`` (see :meth:`get`): status and headers, never a body.
+    def head(self, url: str, cookies: http.cookiejar.CookieJar | None = None) -> Response:
+        """HEAD ``url`` (see :meth:`get`, and for ``cookies``): status and headers, never
+        a body.
 
         Raises:
             FetchError: no complete response.
         """
-        return self.get(url, method="HEAD", body_wanted=_no_body)
+        return self.get(url, method="HEAD", body_wanted=_no_body, cookies=cookies)
 
     def _get(
         self,
@@ -462,13 +481,20 @@ class HttpClient:
         body_wanted: Callable[[str | None], bool] | None = None,
         exchange: Exchange | None = None,
         headers: Mapping[str, str] | None = None,
+        cookies: http.cookiejar.CookieJar | None = None,
     ) -> Response:
         """:meth:`get` without the watchdog; translates every foreign exception."""
         try:
             prepared = self.session.prepare_request(requests.Request(method, url, headers=headers))
             prepared.url = url  # already normalized; requests would drop an empty query
+            if cookies is not None:
+                header = get_cookie_header(cookies, prepared)  # the jar's policy picks them
+                if header:
+                    prepared.headers["Cookie"] = header
             settings = dict(self._environment_settings(url), stream=True)
             with self.session.send(prepared, allow_redirects=False, timeout=self.timeout, **settings) as resp:
+                if cookies is not None:
+                    extract_cookies_to_jar(cookies, prepared, resp.raw)
                 if exchange is not None:
                     original = resp.raw._original_response
                     exchange.record_response(original)

@@ -558,8 +558,8 @@ def request_url(url: str, base: str | None = None) -> str | None:
     its visited table by :func:`normalize` but requests the query as written (a
     server that redirects to its own parameter order must not look like a loop).
     Session ids (step 8) are removed from the request too, as Heritrix does: the
-    link's id is another client's or a stale one, and the fetcher's session keeps
-    its own cookies.
+    link's id is another client's or a stale one (a session that needs one sets a
+    cookie, which the fetcher keeps for the redirect chain, :mod:`crawler.web.cookies`).
     ``normalize(request_url(x, b)) == normalize(x, b)``; never raises.
     """
     return _run(REQUEST_PIPELINE, url, base)

@@ -1,9 +1,11 @@
 """A test web server on 127.0.0.1 (port 0) that counts every request.
 
-It serves either a table of routes (path with query -> :class:`Route`) or a folder of
-files, or both (routes first). ``hits`` counts GET requests per raw request target
-(path plus query, as the client sent it), ``times`` lists when each arrived
-(``time.monotonic()``), and ``max_concurrent`` is the most requests it was answering at
+It serves either a table of routes (path with query -> :class:`Route`, or a function of
+the request's headers that returns one) or a folder of files, or both (routes first).
+``hits`` counts GET requests per raw request target (path plus query, as the client
+sent it), ``times`` lists when each arrived (``time.monotonic()``), ``cookie_log`` lists
+each request's target and ``Cookie`` header (None without one) in order of arrival,
+and ``max_concurrent`` is the most requests it was answering at
 once (a per-host politeness check): a request counts from its arrival until just before
 its response's last byte is written, the moment after which the client may end it.
 """
@@ -90,6 +92,7 @@ class SiteServer:
         self.clients: set[tuple[str, int]] = set()  # distinct client sockets (keep-alive check)
         self.times: dict[str, list[float]] = collections.defaultdict(list)
         self.requests: list[tuple[float, str, str]] = []  # (monotonic time, target, User-Agent)
+        self.cookie_log: list[tuple[str, str | None]] = []  # (target, Cookie header or None)
         self.concurrent = 0
         self.max_concurrent = 0
         self._lock = threading.Lock()
@@ -108,6 +111,7 @@ class SiteServer:
                     server.hits[self.path] += 1
                     server.times[self.path].append(time.monotonic())
                     server.requests.append((time.monotonic(), self.path, self.headers.get("User-Agent", "")))
+                    server.cookie_log.append((self.path, self.headers.get("Cookie")))
                     server.clients.add(self.client_address)
                     server.concurrent += 1
                     server.max_concurrent = max(server.max_concurrent, server.concurrent)
@@ -132,6 +136,8 @@ class SiteServer:
                 route = server.lookup(self.path)
                 if isinstance(route, Sequence):
                     route = route.next()
+                elif callable(route):  # a route that depends on the request (its cookies)
+                    route = route(self.headers)
                 if route is None:
                     route = Route("<h1>not found</h1>", 404)
                 if route.delay_s:
