@@ -57,6 +57,7 @@ bench: $(STAMP)
 	$(PY) bench/profile_crawl.py && \
 	$(PY) bench/memory.py && \
 	$(PY) bench/content.py && \
+	$(PY) bench/recrawl.py && \
 	echo "make bench: $$(( $$(date +%s) - started )) s"
 
 clean:
