@@ -135,6 +135,8 @@ def test_prose_is_cut_at_a_space_within_the_limit():
     assert prose(text, 25) == "Bibliothek Bibliothek"
     assert prose("x" * 50, 20) == "x" * 20  # no space to cut at
     assert prose("# Title\n\n**bold** and _it_ ~~gone~~") == "Title bold and it gone"
+    hyphenated = "Es be\u00adste\u00adhen mar\u200bkante Un\ufeffter\u00adschiede"  # soft, zero-width
+    assert prose(hyphenated) == "Es bestehen markante Unterschiede"
 
 
 def test_only_the_first_characters_count():

@@ -37,6 +37,8 @@ _TARGET = re.compile(r"\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:\s+\"[^\"]*\")?\)
 _URL = re.compile(r"<?(?:https?|ftp|mailto):[^\s>)\]]*>?|<[^>\n]*>|\b[\w.+-]+@[\w-]+\.[\w.-]+")
 _MARKUP = re.compile(r"[\\#*_|>\[\]!`~=+-]{2,}|[\\#*_|>\[\]!`~]")
 _SPACE = re.compile(r"\s+")
+# soft hyphens and zero-width characters split a word in the model's eyes: "be\xadste\xadhen"
+_INVISIBLE = re.compile("[\u00ad\u200b-\u200d\u2060\ufeff]")
 
 _lock = threading.Lock()
 _detector: LangDetector | None = None
@@ -45,9 +47,10 @@ _detector: LangDetector | None = None
 def prose(markdown: str, limit: int = MAX_CHARS) -> str:
     """The prose of ``markdown``, at most ``limit`` characters, cut at a space: without
     fenced code blocks, code spans, link and image targets, URLs, e-mail addresses, HTML
-    tags and Markdown punctuation, whitespace runs as one space. Only the first
+    tags, Markdown punctuation, soft hyphens and zero-width characters, whitespace runs as
+    one space. Only the first
     ``8 * limit`` characters of ``markdown`` are read."""
-    text = markdown[: 8 * limit]
+    text = _INVISIBLE.sub("", markdown[: 8 * limit])
     text = _FENCE.sub(" ", text)
     text = _INLINE_CODE.sub(" ", text)
     text = _TARGET.sub("] ", text)
