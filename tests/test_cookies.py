@@ -86,7 +86,8 @@ def test_a_jar_keeps_at_most_max_cookies_of_at_most_max_cookie_bytes(site_server
     client.get(server.url("/again"), cookies=jar)
     kept = {c[0]: c[1] for c in cookie_tuples(jar)}
     assert len(kept) == MAX_COOKIES and "big" not in kept
-    assert kept["c00"] == "new"  # a cookie already kept is still replaced
+    # the five oldest made room for the last five; a new cookie then takes the oldest's place
+    assert kept["c00"] == "new" and sorted(kept)[:2] == ["c00", "c06"]
 
 
 def test_a_host_only_cookie_goes_to_its_host_only_and_a_domain_cookie_to_its_subdomains():
@@ -298,6 +299,7 @@ def test_the_store_keeps_at_most_max_cookies_per_domain():
     store.update([_cookie("c0", "new")])
     kept = store.cookies_for("www.example.org")
     assert len(kept) == MAX_COOKIES and _cookie("c0", "new") in kept
+    assert {c[0] for c in kept} == {"c0", *(f"c{n}" for n in range(4, MAX_COOKIES + 3))}  # c1-c3 evicted
 
 
 def test_cookies_with_redis_is_a_one_line_config_error(tmp_path):
@@ -314,3 +316,11 @@ def test_the_command_line_flag_sets_the_config(tmp_path):
     assert config_from_args(args).cookies is False
     args = build_parser().parse_args(["http://a.example/", "--out", str(tmp_path), "--cookies"])
     assert config_from_args(args).cookies is True
+
+
+def test_a_cookie_without_a_value_beside_one_with_a_value_is_kept(site_server, client):
+    page = Route("<p>set</p>", headers={"Set-Cookie": ["a; Path=/", "a=1; Path=/x"]})
+    server = site_server({"/": page})
+    jar = BoundedJar()
+    client.get(server.url("/"), cookies=jar)
+    assert [(c[0], c[1], c[4]) for c in cookie_tuples(jar)] == [("a", None, "/"), ("a", "1", "/x")]

@@ -15,6 +15,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 from crawler.api import crawl
 from crawler.config import CrawlConfig
+from crawler.engine.prior import build
 from crawler.errors import ConfigError
 from crawler.output import generations
 from crawler.output.current import export_current
@@ -286,3 +287,96 @@ def test_a_start_cut_short_is_completed_by_the_next_run(tmp_path):
     data = generations.load(str(out))
     assert (data["archived"], data["generations"][0]["archive"]) == (True, "generations/0001")
     assert generations.current_shards(str(out)) == []
+
+
+def test_change_of_a_page_that_stays_gone_is_unchanged():
+    from crawler.engine.prior import PriorPage
+    from crawler.engine.recrawl import change_of
+
+    missing = {"url": "u", "final_url": "u", "status": 404, "error": "http 404"}
+    page = {"url": "u", "final_url": "u", "status": 200, "error": None, "fingerprint": "a"}
+    assert change_of(PriorPage("u", 1, "new", 0, missing), dict(missing)) == "unchanged"
+    assert change_of(PriorPage("u", 1, "new", 0, page), {**missing, "status": 410}) == "gone"
+    assert change_of(PriorPage("u", 1, "new", 0, page), {**missing, "status": 503, "error": "http 503"}) == "failed"
+    assert change_of(PriorPage("u", 1, "new", 0, missing), {**page, "fingerprint": "b"}) == "changed"
+    assert change_of(None, page) == "new"
+
+
+def test_a_smaller_max_depth_skips_the_deeper_urls_and_304_duplicates_count(tmp_path):
+    out = str(tmp_path / "out")
+    with site_a() as a, site_b() as b:
+        a.pages["/copy"] = a.pages["/"]  # an exact duplicate of the home page
+        a.pages["/"] = a.pages["/"].replace("</main>", '<a href="/copy">copy</a></main>')
+        a.pages["/copy"] = a.pages["/"]
+        first = crawl(config(a, b, out))
+        since = len(a.requests())
+        summary = crawl(config(a, b, out, recrawl=True, max_depth=1))
+        asked = sorted(r[0] for r in a.requests(since) if r[0] != "/robots.txt")
+    assert first["duplicates"] == summary["duplicates"] == 1
+    assert asked == ["/", "/copy", "/etag/a", "/etag/gone", "/ignore/a", "/lm/a"]
+    assert summary["skipped_by_reason"] == {"deeper than --max-depth": 1}  # /etag/b; /etag/late is not linked within it
+    rows = {row[0]: row[1] for row in changes(out, 2)}
+    assert rows[a.url("/etag/b")] == "skipped"
+
+
+def test_the_current_corpus_takes_carried_markdown_whatever_the_shard_order(tmp_path):
+    out = tmp_path / "out"
+    out.mkdir()
+    base = {"url": "http://a.test/", "final_url": "http://a.test/", "error": None, "status": 200}
+    # fetcher 0 recrawled it (generation 2, a 304); fetcher 1 had crawled it (generation 1)
+    later = {**base, "status": 304, "markdown": None, "generation": 2, "change": "unchanged", "content_generation": 1}
+    first = {**base, "markdown": "the text", "generation": 1, "change": "new", "content_generation": 1}
+    (out / "pages-00-00000.jsonl").write_text(json.dumps(later) + "\n", "utf-8")
+    (out / "pages-01-00000.jsonl").write_text(json.dumps(first) + "\n", "utf-8")
+    assert export_current(str(out), str(tmp_path / "current")) == {"records": 1, "gone": 0, "carried": 1, "urls": 1}
+    assert [r["markdown"] for r in iter_records(str(tmp_path / "current"))] == ["the text"]
+
+
+def test_a_page_keeps_its_links_through_a_generation_it_failed_in(tmp_path):
+    out = str(tmp_path / "out")
+    pages = {"/": html("home", "/a"), "/a": html("a", "/b"), "/b": html("b")}
+    with ValidatorSite(pages) as site:
+        settings = {"seeds": (site.url("/"),), "out_dir": out, "workers": 1, "threads": 1, "retries": 0}
+        crawl(CrawlConfig(**settings))
+        broken = site.pages.pop("/a")
+        site.pages["/a-missing"] = broken  # /a answers 404 in generation 2...
+        crawl(CrawlConfig(**settings, recrawl=True))
+        site.pages["/a"] = broken  # ...and 304 again in generation 3
+        since = len(site.requests())
+        crawl(CrawlConfig(**settings, recrawl=True))
+        asked = sorted((r[0], r[1]) for r in site.requests(since) if r[0] != "/robots.txt")
+    assert asked == [("/", 304), ("/a", 200), ("/b", 304)]
+    edges = open(os.path.join(out, "edges.tsv"), encoding="utf-8").read()
+    assert f"{site.url('/a')}\t{site.url('/b')}\tlink\t1" in edges
+
+
+def test_an_exact_duplicate_is_asked_in_full_and_its_copy_kept_when_the_first_changes(tmp_path):
+    out = str(tmp_path / "out")
+    pages = {"/": html("home", "/x", "/y"), "/x": html("same"), "/y": html("same")}
+    with ValidatorSite(pages) as site:
+        settings = {"seeds": (site.url("/"),), "out_dir": out, "workers": 1, "threads": 1}
+        crawl(CrawlConfig(**settings))
+        one = generation(out, 1)
+        site.edit("/x", html("same", text="Now other"))
+        since = len(site.requests())
+        crawl(CrawlConfig(**settings, recrawl=True))
+        asked = dict((r[0], (r[1], r[2])) for r in site.requests(since) if r[0] != "/robots.txt")
+    assert one[site.url("/y")]["duplicate_of"] == site.url("/x")
+    assert asked["/y"] == (200, None)  # no validators for a duplicate
+    export_current(out, str(tmp_path / "current"))
+    now = {r["url"]: r for r in iter_records(str(tmp_path / "current"))}
+    assert now[site.url("/y")]["duplicate_of"] is None
+    assert now[site.url("/y")]["markdown"] == one[site.url("/x")]["markdown"]
+    assert "Now other" in now[site.url("/x")]["markdown"]
+
+
+def test_a_start_killed_after_its_commit_point_resumes_with_recrawl(tmp_path):
+    out = str(tmp_path / "out")
+    with site_a() as a, site_b() as b:
+        crawl(config(a, b, out))
+        build(out, 2)  # what a kill right after the start's commit point leaves: no state file yet
+        generations.begin_next(out)
+        summary = crawl(config(a, b, out, recrawl=True))
+    assert (summary["generation"], summary["reconciled"]) == (2, True)
+    assert summary["changes"]["unchanged"] == 11
+    assert generations.current(out) == 2

@@ -172,6 +172,7 @@ def test_html_page_record_edges_and_discovered(make):
         "change",
         "content_generation",
         "conditional",
+        "warc_date",
     }
     assert (record["generation"], record["change"], record["content_generation"], record["conditional"]) == (
         1,

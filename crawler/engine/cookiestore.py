@@ -28,7 +28,8 @@ from crawler.web.cookies import MAX_COOKIES, CookieKey, CookieTuple, cookie_key,
 
 class CookieStore:
     """Cookies by domain, for the whole crawl: at most :data:`crawler.web.cookies.MAX_COOKIES`
-    per domain (a further new one is ignored); an expired cookie is dropped when read."""
+    per domain (a further new one takes the place of the one stored longest, RFC 6265
+    section 5.3); an expired cookie is dropped when read."""
 
     def __init__(self) -> None:
         self._domains: dict[str, dict[CookieKey, CookieTuple]] = {}
@@ -60,8 +61,9 @@ class CookieStore:
                 self._domains.get(domain_key(key[0]), {}).pop(key, None)
             for cookie in changed:
                 kept = self._domains.setdefault(domain_key(cookie[2]), {})
-                if cookie_key(cookie) in kept or len(kept) < MAX_COOKIES:
-                    kept[cookie_key(cookie)] = cookie
+                if cookie_key(cookie) not in kept and len(kept) >= MAX_COOKIES:
+                    del kept[next(iter(kept))]  # dicts keep insertion order: the oldest
+                kept[cookie_key(cookie)] = cookie
 
     def __len__(self) -> int:
         """Number of cookies kept (expired ones included until read)."""

@@ -10,10 +10,12 @@ start (:func:`seed_frontier`). Nothing writes to it during a crawl. Tables::
              ``record``: its latest record that is not a transient failure (a 404 or
              410 is kept: that is a ``gone`` page), without Markdown, as JSON, with
              ``content_generation``: the generation whose record holds the Markdown
-    links    source, target, in_scope: the ``link`` edges of the last generation
-    origins  origin, etag_ignored: the origin answered If-None-Match with 200 and
-             unchanged content at least ETAG_IGNORED_AFTER times and never with 304, or
-             already had If-None-Match dropped (:class:`crawler.engine.recrawl.Validators`)
+    links    source, target, in_scope: the ``link`` edges each page's ``record`` saw (from
+             the edge files of that record's generation, archived or not)
+    origins  origin, etag_ignored: in the records of every generation, the origin answered
+             If-None-Match with 200 and unchanged content at least ETAG_IGNORED_AFTER
+             times and never with 304, or had If-None-Match dropped
+             (:class:`crawler.engine.recrawl.Validators`)
 
 The file is written to ``previous.sqlite.tmp`` and renamed, so it is whole or absent.
 """
@@ -29,6 +31,7 @@ import threading
 from collections.abc import Iterable, Iterator
 
 from crawler.engine.messages import FetchTask
+from crawler.output import generations
 from crawler.output.shards import iter_lines
 from crawler.web.urlnorm import origin_of
 
@@ -42,11 +45,14 @@ GONE_STATUSES = (404, 410)
 
 _SCHEMA = """
 CREATE TABLE seen (url TEXT NOT NULL, generation INTEGER NOT NULL, change TEXT, transient INTEGER NOT NULL,
-                   depth INTEGER, parent TEXT, record TEXT NOT NULL);
+                   depth INTEGER, parent TEXT, record TEXT NOT NULL, chained INTEGER NOT NULL);
 CREATE TABLE pages (url TEXT PRIMARY KEY, generation INTEGER NOT NULL, change TEXT, streak INTEGER NOT NULL,
-                    depth INTEGER NOT NULL, parent TEXT, record TEXT) WITHOUT ROWID;
+                    depth INTEGER NOT NULL, parent TEXT, record TEXT, record_generation INTEGER,
+                    chained INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE links (source TEXT NOT NULL, target TEXT NOT NULL, in_scope INTEGER NOT NULL);
 CREATE UNIQUE INDEX links_by_source ON links (source, target);
+CREATE TABLE edges (generation INTEGER NOT NULL, source TEXT NOT NULL, target TEXT NOT NULL,
+                    in_scope INTEGER NOT NULL);
 CREATE TABLE origins (origin TEXT PRIMARY KEY, etag_ignored INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE meta (id INTEGER PRIMARY KEY CHECK (id = 1), generation INTEGER NOT NULL);
 """
@@ -75,9 +81,9 @@ def build(out_dir: str, generation: int) -> str:
         conn.execute("INSERT INTO meta VALUES (1, ?)", (generation,))
         _load_seen(conn, out_dir)
         _fill_pages(conn, generation - 1)
-        _fill_origins(conn, generation - 1)
+        _fill_origins(conn)
         conn.execute("DROP TABLE seen")
-        _fill_links(conn, out_dir)
+        _fill_links(conn, out_dir, generation - 1)
         conn.commit()
     finally:
         conn.close()
@@ -89,7 +95,7 @@ def build(out_dir: str, generation: int) -> str:
 
 def _load_seen(conn: sqlite3.Connection, out_dir: str) -> None:
     rows = []
-    sql = "INSERT INTO seen VALUES (?, ?, ?, ?, ?, ?, ?)"
+    sql = "INSERT INTO seen VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
     for line in iter_lines(out_dir):
         record = json.loads(line)
         if record.pop("markdown", None) is not None:  # before records had the field
@@ -103,6 +109,7 @@ def _load_seen(conn: sqlite3.Connection, out_dir: str) -> None:
                 record.get("depth") or 0,
                 record.get("parent"),
                 json.dumps(record, ensure_ascii=False),
+                bool(record.get("redirect_chain")),
             )
         )
         if len(rows) == _BATCH:
@@ -116,7 +123,7 @@ def _fill_pages(conn: sqlite3.Connection, last: int) -> None:
     """One row per URL from ``seen``, streamed in URL order (the streak needs each
     URL's generations in order: the last record of a generation is its outcome)."""
     out = []
-    sql = "INSERT INTO pages VALUES (?, ?, ?, ?, ?, ?, ?)"
+    sql = "INSERT INTO pages VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
     for url, rows in _grouped(conn.execute("SELECT * FROM seen ORDER BY url, generation, rowid")):
         by_generation: dict[int, tuple] = {}
         content = None
@@ -130,10 +137,9 @@ def _fill_pages(conn: sqlite3.Connection, last: int) -> None:
         while number in by_generation and by_generation[number][2] == "unchanged":
             streak += 1
             number -= 1
-        record = None
-        if content is not None:
-            record = content[6]
-        out.append((url, latest[1], latest[2], streak, latest[4], latest[5], record))
+        record = None if content is None else content[6]
+        generation = None if content is None else content[1]
+        out.append((url, latest[1], latest[2], streak, latest[4], latest[5], record, generation, latest[7]))
         if len(out) == _BATCH:
             conn.executemany(sql, out)
             out = []
@@ -153,10 +159,11 @@ def _grouped(rows: Iterable[tuple]) -> Iterator[tuple[str, list[tuple]]]:
         yield url, group  # type: ignore[misc]
 
 
-def _fill_origins(conn: sqlite3.Connection, last: int) -> None:
-    """The last generation's verdict per origin on its ETags (see the module docstring)."""
+def _fill_origins(conn: sqlite3.Connection) -> None:
+    """The verdict per origin on its ETags, over every generation's records (see the
+    module docstring)."""
     counts: dict[str, list[int]] = {}
-    for (text,) in conn.execute("SELECT record FROM seen WHERE generation = ?", (last,)):
+    for (text,) in conn.execute("SELECT record FROM seen"):
         record = json.loads(text)
         sent = record.get("conditional") or []
         if not sent:
@@ -175,20 +182,34 @@ def _fill_origins(conn: sqlite3.Connection, last: int) -> None:
     )
 
 
-def _fill_links(conn: sqlite3.Connection, out_dir: str) -> None:
-    sql = "INSERT OR IGNORE INTO links VALUES (?, ?, ?)"
-    for path in sorted(glob.glob(os.path.join(out_dir, "edges-*.tsv"))):
-        rows = []
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                parts = line.rstrip("\n").split("\t")
-                if not line.endswith("\n") or len(parts) != 4 or parts[2] != "link":
-                    continue
-                rows.append((parts[0], parts[1], parts[3] == "1"))
-                if len(rows) == _BATCH:
-                    conn.executemany(sql, rows)
-                    rows = []
-        conn.executemany(sql, rows)
+def _fill_links(conn: sqlite3.Connection, out_dir: str, last: int) -> None:
+    """Each page's links: the ``link`` edges its record of ``pages.record`` saw, read from
+    the edge files of that record's generation (the top folder's for the last one, an
+    archive folder's for an earlier one: a page that failed or went unasked since keeps
+    the links of its last good record)."""
+    folders = {last: out_dir}
+    for entry in generations.load(out_dir)["generations"]:
+        if entry.get("archive") and entry["generation"] != last:
+            folders[entry["generation"]] = os.path.join(out_dir, entry["archive"])
+    sql = "INSERT INTO edges VALUES (?, ?, ?, ?)"
+    for number, folder in sorted(folders.items()):
+        for path in sorted(glob.glob(os.path.join(folder, "edges-*.tsv"))):
+            rows = []
+            with open(path, encoding="utf-8") as f:
+                for line in f:
+                    parts = line.rstrip("\n").split("\t")
+                    if not line.endswith("\n") or len(parts) != 4 or parts[2] != "link":
+                        continue
+                    rows.append((number, parts[0], parts[1], parts[3] == "1"))
+                    if len(rows) == _BATCH:
+                        conn.executemany(sql, rows)
+                        rows = []
+            conn.executemany(sql, rows)
+    conn.execute(
+        "INSERT OR IGNORE INTO links SELECT e.source, e.target, e.in_scope FROM edges e"
+        " JOIN pages p ON p.url = e.source AND p.record_generation = e.generation ORDER BY e.rowid"
+    )
+    conn.execute("DROP TABLE edges")
 
 
 class PriorReader:
@@ -236,12 +257,13 @@ class PriorReader:
         """The generation this file was built for."""
         return int(self._conn().execute("SELECT generation FROM meta").fetchone()[0])
 
-    def tasks(self) -> Iterator[tuple[FetchTask, int]]:
+    def tasks(self, chained: bool = True) -> Iterator[tuple[FetchTask, int]]:
         """Every URL of the earlier generations as a task (depth and parent of its
-        latest record), with its streak, by depth then URL."""
-        for url, depth, parent, streak in self._conn().execute(
-            "SELECT url, depth, parent, streak FROM pages ORDER BY depth, url"
-        ):
+        latest record), with its streak, by depth then URL; without ``chained``, not
+        those whose latest record was reached through a redirect (its chain is asked
+        again from its start: a redirect may set the cookie the target needs)."""
+        sql = "SELECT url, depth, parent, streak FROM pages" + ("" if chained else " WHERE NOT chained")
+        for url, depth, parent, streak in self._conn().execute(sql + " ORDER BY depth, url"):
             yield FetchTask(url, depth, parent), streak
 
     def close(self) -> None:

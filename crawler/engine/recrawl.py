@@ -10,7 +10,8 @@ the task only). Each record of the new generation says its ``change``:
   are followed), or a 200 whose Markdown fingerprint (non-HTML: payload digest;
   redirect: target) equals the stored one;
 - ``changed``: a 200 with other content;
-- ``gone``: a 404 or 410;
+- ``gone``: a 404 or 410 where the stored record was not one (still a 404 or 410:
+  ``unchanged``);
 - ``failed``: another failure (timeout, 5xx...): the earlier record still stands;
 - ``new``: a URL no earlier generation recorded (every URL of generation 1).
 
@@ -44,6 +45,8 @@ NEW, CHANGED, UNCHANGED, GONE, FAILED_AGAIN, NOT_FETCHED = "new", "changed", "un
 CHANGES = (NEW, CHANGED, UNCHANGED, GONE, FAILED_AGAIN, NOT_FETCHED)
 #: The skip reason of a page left out by ``--skip-unchanged-for N``.
 UNCHANGED_SKIP = "unchanged in the last {n} generations (--skip-unchanged-for)"
+#: The skip reason of a URL of the earlier generations deeper than this run's --max-depth.
+DEEPER = "deeper than --max-depth"
 #: Settings key marking that the store's frontier holds the earlier generations' URLs.
 _SEEDED = "seeded_generation"
 
@@ -63,6 +66,9 @@ def begin(config: CrawlConfig) -> int:
     current = generations.current(out)
     if not config.recrawl:
         return current
+    if current > 1 and not StateStore.exists(out):  # started, then stopped before its store was made
+        log.info("generation %d in %s did not finish: resuming it", current, out)
+        return current
     if not StateStore.exists(out):
         raise ConfigError(f"--recrawl needs a folder that holds a crawl; {out} has none (run the crawl first)")
     summary = _summary(out)
@@ -74,7 +80,12 @@ def begin(config: CrawlConfig) -> int:
     with StateStore.open(out) as store:
         stored = store.load_settings()
     if stored is not None:
-        check_settings(stored, config)
+        try:
+            check_settings(stored, config)
+        except ConfigError as exc:  # its hint (--restart) would delete the crawl to refresh
+            raise ConfigError(
+                f"{str(exc).split('; use --restart')[0]}; a recrawl keeps the crawl's seeds, scope and converter"
+            ) from None
     build(out, current + 1)
     started = generations.begin_next(out)
     log.info("recrawl: generation %d of %s starts (%d before it)", started, out, current)
@@ -94,7 +105,8 @@ def seed(config: CrawlConfig, store: StateStore, table: object) -> int:
     store (with the depth and parent of its latest record) and claim it in ``table``
     (the visited table's proxy), once: a resumed generation has them already. With
     ``--skip-unchanged-for N`` a URL unchanged in each of the last N generations is
-    stored skipped instead. Returns the URLs put in the frontier.
+    stored skipped instead, and so is one deeper than ``--max-depth`` (:data:`DEEPER`).
+    Returns the URLs put in the frontier.
     """
     if config.generation < 2:
         return 0
@@ -102,30 +114,34 @@ def seed(config: CrawlConfig, store: StateStore, table: object) -> int:
     if stored.get(_SEEDED) == config.generation:
         return 0
     reader = PriorReader(os.path.join(config.out_dir, PRIOR_FILE))
-    reason = UNCHANGED_SKIP.format(n=config.skip_unchanged_for)
-    queued, batch, skipped = 0, [], []
-    for task, streak in reader.tasks():
-        if config.skip_unchanged_for is not None and streak >= config.skip_unchanged_for:
-            skipped.append(task)
+    unchanged = UNCHANGED_SKIP.format(n=config.skip_unchanged_for)
+    queued, batch = 0, []
+    skipped: dict[str, list] = {unchanged: [], DEEPER: []}
+    for task, streak in reader.tasks(chained=False):
+        if config.max_depth is not None and task.depth > config.max_depth:
+            skipped[DEEPER].append(task)
+        elif config.skip_unchanged_for is not None and streak >= config.skip_unchanged_for:
+            skipped[unchanged].append(task)
         else:
             batch.append(task)
-        if len(batch) + len(skipped) >= 1000:
-            queued += _seed_batch(store, table, batch, skipped, reason)
-            batch, skipped = [], []
-    queued += _seed_batch(store, table, batch, skipped, reason)
+        if len(batch) + sum(map(len, skipped.values())) >= 1000:
+            queued += _seed_batch(store, table, batch, skipped)
+            batch, skipped = [], {unchanged: [], DEEPER: []}
+    queued += _seed_batch(store, table, batch, skipped)
     reader.close()
     store.save_settings({**stored, _SEEDED: config.generation})
     store.commit()
     return queued
 
 
-def _seed_batch(store: StateStore, table: object, batch: list, skipped: list, reason: str) -> int:
+def _seed_batch(store: StateStore, table: object, batch: list, skipped: dict[str, list]) -> int:
     store.add(batch, FRONTIER)
-    store.add(skipped, SKIPPED, reason)
-    urls = [t.url for t in batch + skipped]
-    table.claim_many(urls)  # type: ignore[attr-defined]  # the visited table's proxy
-    if skipped:
-        table.mark_many([t.url for t in skipped], "skipped")  # type: ignore[attr-defined]
+    for reason, tasks in skipped.items():
+        store.add(tasks, SKIPPED, reason)
+    left = [t.url for tasks in skipped.values() for t in tasks]
+    table.claim_many([t.url for t in batch] + left)  # type: ignore[attr-defined]  # the visited table's proxy
+    if left:
+        table.mark_many(left, "skipped")  # type: ignore[attr-defined]
     return len(batch)
 
 
@@ -174,9 +190,11 @@ def change_of(prior: PriorPage | None, record: dict) -> str:
     """The ``change`` of a record of this generation against the URL's ``prior``."""
     if prior is None:
         return NEW
-    if record.get("error"):
-        return GONE if record.get("status") in GONE_STATUSES else FAILED_AGAIN
     before = prior.record
+    if record.get("error"):
+        if record.get("status") not in GONE_STATUSES:
+            return FAILED_AGAIN
+        return UNCHANGED if before is not None and before.get("status") in GONE_STATUSES else GONE
     if before is None or before.get("error"):
         return CHANGED
     if record["final_url"] != record["url"] or before.get("final_url") != before.get("url"):

@@ -250,7 +250,8 @@ class PageProcessor:
         self._asked.sent = sent
         revisit = None
         if record is not None and _revisitable(record):
-            revisit = Revisit(record.get("request_url") or task.url, record["fetched_at"], record.get("payload_digest"))
+            date = record.get("warc_date") or record["fetched_at"]  # the earlier capture's WARC-Date
+            revisit = Revisit(record.get("request_url") or task.url, date, record.get("payload_digest"))
         try:
             jar = self._jar(task)
             if self.mapping:
@@ -475,6 +476,7 @@ class PageProcessor:
             "change": NEW if prior is None else FAILED_AGAIN,
             "content_generation": None,
             "conditional": sorted(sent) if sent else None,
+            "warc_date": response.warc_date if response else None,
         }
         record.update(fields)
         return record
@@ -566,7 +568,7 @@ class PageProcessor:
                 claims.append(FetchTask(link, depth, task.url))
         page = before.get("fingerprint") is not None
         registered: tuple[int, int] | None = None
-        if page and before.get("simhash") and not before.get("duplicate_of"):
+        if page and before.get("simhash"):  # a duplicate is counted as one, as in _page
             registered = (int(before["fingerprint"], 16), int(before["simhash"], 16))
             try:  # later pages of this generation are compared with it too
                 self.claims.register_content(registered[0], registered[1], task.url)
@@ -677,14 +679,18 @@ _CARRIED = (
     "near_duplicate_of",
     "near_duplicate_distance",
     "payload_digest",
+    "warc_date",  # the response record holding the body is the earlier capture's
 )
 
 
 def _revisitable(record: dict | None) -> bool:
     """Whether a stored record is a 200 of its own URL (or a 304 that carried one
-    forward), whose validators a recrawl sends."""
+    forward), whose validators a recrawl sends. Not an exact duplicate's: the page whose
+    record holds its Markdown may have changed since, so the duplicate is asked again
+    in full and compared afresh."""
     return (
         record is not None
+        and not record.get("duplicate_of")
         and record.get("status") in (200, 304)
         and not record.get("error")
         and record.get("final_url") == record.get("url")

@@ -3,16 +3,18 @@
 The rule (:mod:`crawler.engine.recrawl` says how records get their ``change``): for each
 URL, its latest record (highest ``generation``, then the last written) that is not a
 transient failure (``change`` ``failed``: a timeout, a 5xx...; when every record of the
-URL is one, the latest of them); a URL whose chosen record is ``gone`` (404, 410) is
-not in the corpus. A chosen record without Markdown whose ``content_generation`` is an
-earlier generation (a 304 carried it forward) gets the Markdown of the URL's last
-record in that generation. Exact duplicates stay as recorded (``duplicate_of`` names the
-URL whose record holds the Markdown).
+URL is one, the latest of them); a URL whose chosen record is a recrawl's 404 or 410
+(``gone``, or ``unchanged`` when it was gone before) is not in the corpus. A chosen
+record without Markdown whose ``content_generation`` is an earlier generation (a 304
+carried it forward) gets the Markdown of the URL's last record in that generation.
+Exact duplicates stay as recorded (``duplicate_of`` names the URL whose record holds
+the Markdown).
 
 :func:`export_current` writes it as plain page shards (``pages-00-SSSSS.jsonl``, or
 compressed) and ``manifest.json`` in a new folder, streaming: three reads of the shards
 and a SQLite file of one small row per record (and the carried Markdown) beside the
-output; memory holds the line numbers of the chosen records.
+output; memory holds the line numbers of the chosen records. :class:`CurrentCorpus`
+streams the same records to the other exports (:mod:`crawler.output.export`).
 """
 
 from __future__ import annotations
@@ -21,14 +23,21 @@ import contextlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from crawler.errors import ConfigError
-from crawler.output.shards import COMPRESSIONS, DEFAULT_SHARD_BYTES, finish_shards, iter_lines, write_manifest
+from crawler.output.shards import (
+    COMPRESSIONS,
+    DEFAULT_SHARD_BYTES,
+    finish_shards,
+    iter_lines,
+    list_shards,
+    write_manifest,
+)
 from crawler.output.writers import ShardWriter
 
 #: The working file, removed at the end.
-_INDEX = ".export-current.sqlite"
+_INDEX = ".current-index.sqlite"
 _BATCH = 1000
 
 
@@ -37,10 +46,147 @@ def _lines(out_dir: str) -> Iterator[tuple[int, dict]]:
         yield seq, json.loads(line)
 
 
+def _gone(record: dict) -> bool:
+    """A recrawl's 404 or 410 (``gone``, or ``unchanged`` when it was one before); a
+    crawl's first generation keeps its failures as records."""
+    return (record.get("generation") or 1) > 1 and bool(record.get("error")) and record.get("status") in (404, 410)
+
+
+def check_source(out_dir: str) -> None:
+    """Raise ConfigError (one line) unless ``out_dir`` is a folder with page shards."""
+    if not os.path.isdir(out_dir):
+        raise ConfigError(f"{out_dir} is not a folder")
+    if not list_shards(out_dir):
+        raise ConfigError(f"{out_dir} holds no page records (pages-*.jsonl)")
+
+
+class CurrentCorpus:
+    """The current corpus of ``out_dir``, one record per URL (the module's rule),
+    streamed: iterate once. Its working file lives in ``work_dir`` (created if needed)
+    and is removed when the iteration ends or stops.
+
+    Attributes, once iterated (``urls`` once :meth:`index` ran):
+        urls: distinct URLs in the folder.
+        chosen: records chosen (one per URL), gone ones included.
+        gone: URLs left out because their chosen record is ``gone``.
+        carried: records given the Markdown of an earlier generation.
+        yielded: records yielded.
+    """
+
+    def __init__(self, out_dir: str, work_dir: str) -> None:
+        check_source(out_dir)
+        self.out_dir, self.work_dir = out_dir, work_dir
+        self.urls = self.chosen = self.gone = self.carried = self.yielded = 0
+        self._conn: sqlite3.Connection | None = None
+
+    def index(self) -> int:
+        """The first read: a small row per record and each URL's chosen record. Returns
+        the number chosen (for a progress total); called by the iteration if needed."""
+        if self._conn is not None:
+            return self.chosen
+        os.makedirs(self.work_dir, exist_ok=True)
+        path = os.path.join(self.work_dir, _INDEX)
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(path)
+        conn = self._conn = sqlite3.connect(path)
+        conn.executescript(
+            "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+            "CREATE TABLE recs (seq INTEGER PRIMARY KEY, url TEXT, generation INTEGER, transient INTEGER,"
+            " markdown INTEGER, borrows INTEGER);"
+            "CREATE TABLE chosen (seq INTEGER PRIMARY KEY);"
+            "CREATE TABLE carried (seq INTEGER PRIMARY KEY, markdown TEXT);"
+        )
+        rows = []
+        sql = "INSERT INTO recs VALUES (?, ?, ?, ?, ?, ?)"
+        for seq, record in _lines(self.out_dir):
+            transient = bool(record.get("error")) and record.get("status") not in (404, 410)
+            generation = record.get("generation") or 1
+            source = record.get("content_generation")
+            has_markdown = record.get("markdown") is not None
+            borrows = source if not has_markdown and source and source != generation and not _gone(record) else None
+            rows.append((seq, record["url"], generation, transient, has_markdown, borrows))
+            if len(rows) == _BATCH:
+                conn.executemany(sql, rows)
+                rows = []
+        conn.executemany(sql, rows)
+        conn.execute("CREATE INDEX recs_by_url ON recs (url, transient, generation, seq)")
+        conn.execute(
+            "INSERT INTO chosen SELECT r.seq FROM recs r WHERE r.seq = ("
+            " SELECT seq FROM recs WHERE url = r.url ORDER BY transient ASC, generation DESC, seq DESC LIMIT 1)"
+        )
+        self.chosen = self.urls = conn.execute("SELECT count(*) FROM chosen").fetchone()[0]
+        return self.chosen
+
+    def __iter__(self) -> Iterator[dict]:
+        try:
+            self.index()
+            yield from self._records()
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        """Remove the working file (the iteration does it when it ends)."""
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(os.path.join(self.work_dir, _INDEX))
+
+    def _records(self) -> Iterator[dict]:
+        """The second read keeps aside the Markdown that chosen records take from an
+        earlier record (whatever the order of the shards); the third yields the records."""
+        conn = self._conn
+        assert conn is not None  # index() opened it
+        chosen = {seq for (seq,) in conn.execute("SELECT seq FROM chosen")}
+        carry: dict[int, int] = {}  # line holding the Markdown -> chosen line taking it
+        for seq, url, generation in conn.execute(
+            "SELECT r.seq, r.url, r.borrows FROM recs r JOIN chosen c ON c.seq = r.seq WHERE r.borrows IS NOT NULL"
+        ).fetchall():
+            row = conn.execute(
+                "SELECT seq FROM recs WHERE url = ? AND generation = ? AND markdown ORDER BY seq DESC LIMIT 1",
+                (url, generation),
+            ).fetchone()
+            if row is not None:
+                carry[row[0]] = seq
+        if carry:
+            for seq, record in _lines(self.out_dir):
+                if seq in carry:
+                    conn.execute("INSERT INTO carried VALUES (?, ?)", (carry[seq], record["markdown"]))
+        for seq, record in _lines(self.out_dir):
+            if seq not in chosen:
+                continue
+            if _gone(record):
+                self.gone += 1
+                continue
+            row = conn.execute("SELECT markdown FROM carried WHERE seq = ?", (seq,)).fetchone()
+            if row is not None:
+                record["markdown"] = row[0]
+                self.carried += 1
+            self.yielded += 1
+            yield record
+
+
+def prepare_target(to_dir: str, out_dir: str, ours: Callable[[str], bool]) -> None:
+    """Make ``to_dir`` ready for an export: new, empty, or holding only files ``ours``
+    says an earlier run of the same export wrote (they are replaced).
+
+    Raises:
+        ConfigError: ``to_dir`` is ``out_dir`` or holds other files.
+    """
+    if os.path.exists(to_dir):
+        if os.path.samefile(to_dir, out_dir):
+            raise ConfigError(f"--to {to_dir} must not be the crawl's folder")
+        others = sorted(name for name in os.listdir(to_dir) if not ours(name))
+        if others:
+            raise ConfigError(f"--to {to_dir} holds files this export did not write ({others[0]}, ...)")
+    os.makedirs(to_dir, exist_ok=True)
+
+
 def export_current(out_dir: str, to_dir: str, compression: str | None = None) -> dict:
-    """Write the current corpus of ``out_dir`` to ``to_dir`` (new or empty). Returns
-    ``{"records": written, "gone": URLs left out as gone, "carried": records given the
-    Markdown of an earlier generation, "urls": distinct URLs}``.
+    """Write the current corpus of ``out_dir`` to ``to_dir`` (new or empty) as page
+    shards and ``manifest.json``. Returns ``{"records": written, "gone": URLs left out
+    as gone, "carried": records given the Markdown of an earlier generation, "urls":
+    distinct URLs}``.
 
     Raises:
         ConfigError: ``out_dir`` holds no page records, or ``to_dir`` is not new or
@@ -49,92 +195,15 @@ def export_current(out_dir: str, to_dir: str, compression: str | None = None) ->
     """
     if compression not in (None, *COMPRESSIONS):
         raise ConfigError(f"--compress must be zstd or gzip, got {compression!r}")
-    if not os.path.isdir(out_dir) or not any(n.startswith("pages-") for n in os.listdir(out_dir)):
-        raise ConfigError(f"{out_dir} holds no page records")
-    if os.path.exists(to_dir) and (os.listdir(to_dir) or os.path.samefile(to_dir, out_dir)):
-        raise ConfigError(f"--to {to_dir} must be a new or empty folder")
-    os.makedirs(to_dir, exist_ok=True)
-    index = os.path.join(to_dir, _INDEX)
-    conn = sqlite3.connect(index)
-    try:
-        conn.executescript(
-            "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-            "CREATE TABLE recs (seq INTEGER PRIMARY KEY, url TEXT, generation INTEGER, transient INTEGER,"
-            " markdown INTEGER);"
-            "CREATE TABLE chosen (seq INTEGER PRIMARY KEY);"
-            "CREATE TABLE carried (seq INTEGER PRIMARY KEY, markdown TEXT);"
-        )
-        _index(conn, out_dir)
-        counts = _write(conn, out_dir, to_dir, compression)
-    finally:
-        conn.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(index)
-    finish_shards(to_dir, compression)
-    write_manifest(to_dir, DEFAULT_SHARD_BYTES)
-    return counts
-
-
-def _index(conn: sqlite3.Connection, out_dir: str) -> None:
-    """The first read: a small row per record, and each URL's chosen record."""
-    rows = []
-    for seq, record in _lines(out_dir):
-        transient = bool(record.get("error")) and record.get("status") not in (404, 410)
-        rows.append((seq, record["url"], record.get("generation") or 1, transient, record.get("markdown") is not None))
-        if len(rows) == _BATCH:
-            conn.executemany("INSERT INTO recs VALUES (?, ?, ?, ?, ?)", rows)
-            rows = []
-    conn.executemany("INSERT INTO recs VALUES (?, ?, ?, ?, ?)", rows)
-    conn.execute("CREATE INDEX recs_by_url ON recs (url, transient, generation, seq)")
-    conn.execute(
-        "INSERT INTO chosen SELECT r.seq FROM recs r WHERE r.seq = ("
-        " SELECT seq FROM recs WHERE url = r.url ORDER BY transient ASC, generation DESC, seq DESC LIMIT 1)"
-    )
-
-
-def _write(conn: sqlite3.Connection, out_dir: str, to_dir: str, compression: str | None) -> dict:
-    """The second and third reads: which chosen records take an earlier record's
-    Markdown, then the records written, that Markdown kept aside until they come."""
-    chosen = set()
-    for (seq,) in conn.execute("SELECT seq FROM chosen"):
-        chosen.add(seq)
-    # Which chosen records carry their Markdown from an earlier line: read their
-    # content_generation in this pass (the first pass kept only small columns).
-    carry: dict[int, int] = {}  # markdown line -> chosen line
-    wanted: dict[int, tuple[str, int]] = {}  # chosen line -> (url, content generation)
-    gone = 0
-    for seq, record in _lines(out_dir):  # only the chosen records' own fields
-        if seq not in chosen:
-            continue
-        if record.get("change") == "gone":
-            gone += 1
-            continue
-        origin_generation = record.get("content_generation")
-        if record.get("markdown") is None and origin_generation and origin_generation != record.get("generation"):
-            wanted[seq] = (record["url"], origin_generation)
-    for seq, (url, generation) in wanted.items():
-        row = conn.execute(
-            "SELECT seq FROM recs WHERE url = ? AND generation = ? AND markdown ORDER BY seq DESC LIMIT 1",
-            (url, generation),
-        ).fetchone()
-        if row is not None:
-            carry[row[0]] = seq
+    check_source(out_dir)
+    prepare_target(to_dir, out_dir, lambda name: False)
+    corpus = CurrentCorpus(out_dir, to_dir)
     writer = ShardWriter(to_dir, 0, DEFAULT_SHARD_BYTES, compression)
-    written = carried = 0
-    urls = len(chosen)
     try:
-        for seq, record in _lines(out_dir):
-            if seq in carry:
-                conn.execute("INSERT INTO carried VALUES (?, ?)", (carry[seq], record["markdown"]))
-            if seq not in chosen or record.get("change") == "gone":
-                continue
-            if seq in wanted:
-                row = conn.execute("SELECT markdown FROM carried WHERE seq = ?", (seq,)).fetchone()
-                if row is not None:
-                    record["markdown"] = row[0]
-                    carried += 1
+        for record in corpus:
             writer.write_lines((json.dumps(record, ensure_ascii=False),))
-            written += 1
     finally:
         writer.close()
-    return {"records": written, "gone": gone, "carried": carried, "urls": urls}
+    finish_shards(to_dir, compression)
+    write_manifest(to_dir, DEFAULT_SHARD_BYTES)
+    return {"records": corpus.yielded, "gone": corpus.gone, "carried": corpus.carried, "urls": corpus.urls}

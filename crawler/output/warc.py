@@ -150,9 +150,9 @@ class WarcWriter:
         """
         buffer = io.BytesIO()
         writer = _writer(buffer)
-        sent_at = exchange.sent_at or datetime.datetime.now(datetime.UTC)
+        now = datetime.datetime.now(datetime.UTC).replace(tzinfo=None)
         fields = {
-            "WARC-Date": datetime_to_iso_date(sent_at.replace(tzinfo=None), use_micros=True),
+            "WARC-Date": exchange.warc_date or datetime_to_iso_date(now, use_micros=True),
             "WARC-Warcinfo-ID": self.warcinfo_id,
         }
         if exchange.peer_ip:

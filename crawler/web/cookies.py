@@ -72,13 +72,16 @@ class BoundedJar(http.cookiejar.CookieJar):
                 self.set_cookie(cookie)
 
     def set_cookie(self, cookie: http.cookiejar.Cookie) -> None:
-        """Keep ``cookie`` unless it is too large, or new while the jar is full."""
+        """Keep ``cookie`` unless it is too large; a new one in a full jar takes the place
+        of the cookie kept longest (RFC 6265 section 5.3: the user agent evicts old
+        cookies, so a page that sets many cannot lock the later ones out)."""
         if len(cookie.name) + len(cookie.value or "") > MAX_COOKIE_BYTES:
             return
         with self._cookies_lock:  # type: ignore[attr-defined]  # CookieJar's own RLock
             kept = self._cookies.get(cookie.domain, {}).get(cookie.path, {})  # type: ignore[attr-defined]
             if cookie.name not in kept and len(self) >= MAX_COOKIES:
-                return
+                oldest = next(iter(self))  # the first of the first domain and path set: the oldest there
+                self.clear(oldest.domain, oldest.path, oldest.name)
             super().set_cookie(cookie)
 
 
@@ -111,11 +114,19 @@ def cookie_tuples(jar: http.cookiejar.CookieJar) -> tuple[CookieTuple, ...]:
     now = int(time.time())
     return tuple(
         sorted(
-            (c.name, c.value, c.domain, c.domain_specified, c.path, c.path_specified, c.secure, c.expires)
-            for c in jar
-            if not c.is_expired(now)
+            (
+                (c.name, c.value, c.domain, c.domain_specified, c.path, c.path_specified, c.secure, c.expires)
+                for c in jar
+                if not c.is_expired(now)
+            ),
+            key=_order,  # a value or an expiry may be None: no tuple order between them
         )
     )
+
+
+def _order(fields: CookieTuple) -> tuple:
+    """A sort key of a cookie tuple that orders None before any value."""
+    return tuple((value is not None, value) for value in fields)
 
 
 def cookie_key(fields: CookieTuple) -> CookieKey:

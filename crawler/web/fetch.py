@@ -233,6 +233,14 @@ class Exchange:
         """The body bytes received (see the class docstring)."""
         return b"".join(self.body_parts)
 
+    @property
+    def warc_date(self) -> str | None:
+        """:attr:`sent_at` as a WARC record's ``WARC-Date`` (W3C ISO 8601 in UTC with the
+        microseconds, as warcio writes it: none when they are 0), or None."""
+        if self.sent_at is None:
+            return None
+        return self.sent_at.astimezone(datetime.UTC).replace(tzinfo=None).isoformat() + "Z"
+
     # original: an http.client.HTTPResponse, as Any: its read1 method is replaced below
     def record_response(self, original: Any) -> None:
         """Keep the status line and headers of ``original`` (the ``http.client``
@@ -285,6 +293,8 @@ class Response:
             §8.6: of the content as sent, before gzip is undone), or None when absent or
             not a number.
         method: the request method, ``"GET"`` or ``"HEAD"``.
+        warc_date: with a recording client, the ``WARC-Date`` of this GET's records
+            (:attr:`Exchange.warc_date`), else None.
         etag: the ``ETag`` header exactly as sent, or None (RFC 9110 §8.8.3).
         last_modified: the ``Last-Modified`` header exactly as sent, or None (RFC 9110
             §8.8.2).
@@ -303,6 +313,7 @@ class Response:
     method: str = "GET"
     etag: str | None = None
     last_modified: str | None = None
+    warc_date: str | None = None
 
 
 class _ClientSettings(Protocol):
@@ -418,7 +429,7 @@ class HttpClient:
                 self._record(exchange)
             raise
         self._record(exchange)
-        return response
+        return dataclasses.replace(response, warc_date=exchange.warc_date)
 
     def _record(self, exchange: Exchange) -> None:
         """Hand ``exchange`` to ``on_exchange``; a failure there (a header warcio cannot

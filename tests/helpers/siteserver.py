@@ -144,7 +144,8 @@ class SiteServer:
                     time.sleep(route.delay_s)
                 self.send_response(route.status)
                 for name, value in route.headers.items():
-                    self.send_header(name, value)
+                    for one in value if isinstance(value, list) else [value]:  # a list: the field repeated
+                        self.send_header(name, one)
                 self.send_header("Content-Length", str(len(route.body)))
                 if not route.body and route.reset_after is None:
                     self._answered()  # the headers' end is the response's end

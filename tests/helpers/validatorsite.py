@@ -89,7 +89,7 @@ class ValidatorSite:
 
     def _page(self, path: str, inm: str | None, ims: str | None) -> tuple[int, bytes, dict[str, str]]:
         body = self.pages[path].encode()
-        modified = self.modified[path]
+        modified = self.modified.get(path, EPOCH)
         date = email.utils.formatdate(modified, usegmt=True)
         fields = {"Content-Type": "text/html; charset=utf-8"}
         kind = self.kind or (path.split("/")[1] if path.count("/") > 1 else "etag")
