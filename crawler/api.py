@@ -39,7 +39,7 @@ from crawler.engine.signals import StopOnSignal, signals_deferred
 from crawler.engine.statestore import StateStore
 from crawler.engine.visited import VisitedProxy, start_manager
 from crawler.errors import Aborted, ConfigError, CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
-from crawler.output import generations, map_report, mirror, sites, warc
+from crawler.output import card, generations, map_report, mirror, sites, warc
 from crawler.output.graph import LinkGraph, write_tree
 from crawler.output.shards import finish_shards, write_manifest
 from crawler.web.urlnorm import origin_of
@@ -86,6 +86,8 @@ def crawl(config: CrawlConfig, signals: StopOnSignal | None = None) -> dict:
             are still written, with every URL not fetched in ``skipped.tsv``).
     """
     config = config.validated()
+    if config.recrawl and not os.path.isdir(config.out_dir):  # before prepare_output creates it
+        raise ConfigError(f"--recrawl needs a folder that holds a crawl; {config.out_dir} does not exist")
     prepare_output(config.out_dir)
     owned = signals is None
     signals = signals or StopOnSignal()
@@ -334,7 +336,7 @@ def finish_outputs(
             and states["visited"] == c.visited
             and states["failed"] == c.failed
         )
-    finish_page_shards(config)
+    manifest = finish_page_shards(config)
     site_count = sites.write_sites(
         out, by_origin, listing.robots_statuses(), config.obey_robots, generations.current_records(out)
     )
@@ -391,4 +393,21 @@ def finish_outputs(
     with open(os.path.join(out, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
         f.write("\n")
+    if config.mode == "crawl":
+        _write_card(config, summary, manifest)
     return summary
+
+
+def _write_card(config: CrawlConfig, summary: dict, manifest: dict) -> None:
+    """The folder's dataset card (:mod:`crawler.output.card`); a failure is logged, the
+    other outputs stand."""
+    counts = {key: summary[key] for key in ("pages", "non_html", "redirects", "failed", "skipped", "generation")}
+    counts["records"] = manifest["records"]
+    by_generation: dict[int, list[str]] = {}
+    if "generations" in manifest:
+        for shard in manifest["shards"]:
+            by_generation.setdefault(shard["generation"], []).append(shard["file"])
+    try:
+        card.write_card(config.out_dir, list(config.seeds), counts, by_generation or None)
+    except OSError as exc:
+        log.error("dataset card not written: %s", exc)

@@ -81,7 +81,10 @@ def build_parser(mode: str = "crawl") -> argparse.ArgumentParser:
         epilog="Commands: 'python -m crawler crawl URL' is 'python -m crawler URL'; "
         "'python -m crawler map URL' walks the same links without converting anything "
         "and writes OUT/map.json and OUT/tree.txt (a later crawl in OUT uses it for "
-        "its progress total).",
+        "its progress total); 'python -m crawler export DIR --format parquet|documents|llms-txt' "
+        "and 'python -m crawler export-current DIR --to NEW' write a crawl's current corpus; "
+        "'python -m crawler status' and 'python -m crawler merge' serve a crawl run through Redis. "
+        "Each has its own --help.",
     )
     p.add_argument(
         "seeds", nargs="*", metavar="URL", help="seed URL(s), http or https (at least one, here or in --seeds)"
@@ -466,6 +469,8 @@ def _main(argv: Sequence[str] | None, signals: StopOnSignal) -> int:
         return _merge(argv[1:])
     if argv and argv[0] == "export-current":
         return _export_current(argv[1:])
+    if argv and argv[0] == "export":
+        return _export(argv[1:])
     mode = argv.pop(0) if argv and argv[0] in MODES else "crawl"
     args = build_parser(mode).parse_args(argv)
     args.mode = mode
@@ -518,7 +523,7 @@ def _status(argv: list[str]) -> int:
     of a crawl run through Redis, as JSON on stdout."""
     from crawler.cluster import status
 
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="python -m crawler status", description="Print the live state of a crawl run through Redis, as JSON."
     )
     p.add_argument("seeds", nargs="*", metavar="URL", help="the crawl's seed URLs (to derive its default name)")
@@ -546,7 +551,7 @@ def _merge(argv: list[str]) -> int:
     into one (:mod:`crawler.output.merge`); the summary's counts as JSON on stdout."""
     from crawler.output.merge import merge_folders
 
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="python -m crawler merge",
         description="Write the outputs of a crawl run on several machines (--redis) from their folders: "
         "one record per URL, edges, tree, skipped URLs, sites and summary.",
@@ -571,7 +576,7 @@ def _export_current(argv: list[str]) -> int:
     (and recrawled) folder, one record per URL (:mod:`crawler.output.current`)."""
     from crawler.output.current import export_current
 
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="python -m crawler export-current",
         description="Write the current corpus of a crawl folder: per URL its latest record that is not a "
         "transient failure, gone pages left out, Markdown carried from earlier generations filled in.",
@@ -588,8 +593,54 @@ def _export_current(argv: list[str]) -> int:
     except OSError as exc:
         print(f"crawler: error: {exc.filename or args.folder}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
+    except (ValueError, KeyError) as exc:  # a shard line that is not a record
+        print(
+            f"crawler: error: {args.folder}: a page record cannot be read ({type(exc).__name__}: {exc})",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
     print(json.dumps(counts))
     print(f"output: {args.to}")
+    return EXIT_OK
+
+
+def _export(argv: list[str]) -> int:
+    """``python -m crawler export DIR --format F [--to NEW]``: the current corpus as
+    Parquet, training documents or llms.txt (:mod:`crawler.output.export`)."""
+    from crawler.output.export import FORMATS, ROWS, export
+
+    p = _Parser(
+        prog="python -m crawler export",
+        description="Export the current corpus of a crawl folder (per URL its latest record) as Parquet, "
+        "FineWeb/Dolma-shaped documents or llms.txt, with a dataset card.",
+    )
+    p.add_argument("folder", metavar="DIR", help="the crawl's --out folder")
+    p.add_argument("--format", required=True, choices=FORMATS, help="what to write")
+    p.add_argument("--to", metavar="NEW", help="the folder to write (default: DIR/export-FORMAT)")
+    p.add_argument(
+        "--rows",
+        choices=ROWS,
+        default="pages",
+        help="parquet: HTML pages only (default), or every record (non-HTML, redirects, failures too)",
+    )
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    try:
+        counts = export(args.folder, args.format, args.to, args.rows)
+    except CrawlerError as exc:
+        print(f"crawler: error: {exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except OSError as exc:
+        print(f"crawler: error: {exc.filename or args.folder}: {exc.strerror or exc}", file=sys.stderr)
+        return EXIT_ERROR
+    except (ValueError, KeyError) as exc:  # a shard line that is not a record
+        print(
+            f"crawler: error: {args.folder}: a page record cannot be read ({type(exc).__name__}: {exc})",
+            file=sys.stderr,
+        )
+        return EXIT_ERROR
+    print(json.dumps(counts))
+    print(f"output: {args.to or os.path.join(args.folder, 'export-' + args.format)}")
     return EXIT_OK
 
 

@@ -1,7 +1,6 @@
 """llms.txt and llms-full.txt (crawler.output.llmstxt): a crawled site's files pinned
 whole, the first-sentence rules, names and links, sections from a hand-made tree."""
 
-import json
 import os
 import re
 
@@ -11,7 +10,6 @@ from markdown_it import MarkdownIt
 from crawler.errors import ConfigError
 from crawler.output.llmstxt import (
     MAX_NOTE,
-    current_records,
     first_sentence,
     link_text,
     link_url,
@@ -279,16 +277,6 @@ def test_a_failed_seed_still_names_the_files(tmp_path):
     assert (out / "llms-full.txt").read_text(encoding="utf-8") == (
         "# a.test:8080\n\n> Pages crawled from <http://a.test:8080/>.\n\n"
     )
-
-
-def test_current_records_keeps_the_last_record_of_a_url(tmp_path):
-    lines = [
-        {"url": "http://a.test/", "markdown": "old"},
-        {"url": "http://a.test/b", "markdown": "b"},
-        {"url": "http://a.test/", "markdown": "new"},
-    ]
-    (tmp_path / "pages-00-00000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines), encoding="utf-8")
-    assert list(current_records(str(tmp_path))) == lines[1:]
 
 
 FIRST_SENTENCES = [

@@ -18,6 +18,7 @@ from crawler.cli import build_parser, config_from_args
 from crawler.config import DEFAULT_SHARD_BYTES, CrawlConfig
 from crawler.engine.resume import remove_outputs
 from crawler.errors import ConfigError
+from crawler.output.card import MARKER
 from crawler.output.shards import (
     compress_shard,
     finish_shards,
@@ -271,10 +272,14 @@ def test_restart_removes_shards_and_manifest_only(tmp_path):
         "edges-00.tsv",
         "summary.json",
     ]
-    for name in names + ["notes.txt", "pages.txt"]:
+    for name in names + ["notes.txt", "pages.txt", "changes-my-notes.tsv", "changes-2.tsv", "generations.json"]:
         (tmp_path / name).write_text("x")
+    (tmp_path / "README.md").write_text(f"---\n---\n{MARKER}\n")  # the crawl's dataset card
     remove_outputs(str(tmp_path))
-    assert sorted(os.listdir(tmp_path)) == ["notes.txt", "pages.txt"]
+    assert sorted(os.listdir(tmp_path)) == ["changes-my-notes.tsv", "notes.txt", "pages.txt"]
+    (tmp_path / "README.md").write_text("the user's own\n")
+    remove_outputs(str(tmp_path))
+    assert (tmp_path / "README.md").read_text() == "the user's own\n"
 
 
 @pytest.mark.parametrize(

@@ -58,7 +58,7 @@ from crawler.engine.statestore import (
 )
 from crawler.engine.visited import VisitedProxy
 from crawler.errors import ConfigError
-from crawler.output import generations
+from crawler.output import card, generations
 from crawler.output.mirror import SITE_DIR, remove_mirror
 from crawler.output.shards import (
     MANIFEST_FILE,
@@ -107,8 +107,10 @@ OUTPUT_PATTERNS = (
     generations.GENERATIONS_FILE + ".tmp",
     "previous.sqlite",
     "previous.sqlite.tmp",
-    "changes-*.tsv",
+    "changes-[0-9]*.tsv",
     generations.ARCHIVE_DIR + "/",
+    card.CARD_FILE,
+    card.CARD_FILE + ".tmp",
     SITE_DIR + "/",
 )  # the mirror: only the files its index lists
 _URL_PREFIX = '{"url": "'
@@ -185,6 +187,10 @@ def remove_outputs(out_dir: str) -> None:
     for pattern in OUTPUT_PATTERNS:
         if pattern == SITE_DIR + "/":
             remove_mirror(out_dir)
+            continue
+        if pattern == card.CARD_FILE:
+            if card.is_ours(os.path.join(out_dir, pattern)):
+                os.remove(os.path.join(out_dir, pattern))
             continue
         if pattern == generations.ARCHIVE_DIR + "/":
             generations.remove_archive(out_dir)

@@ -1,6 +1,7 @@
 """``llms.txt`` and ``llms-full.txt`` of a crawl (llmstxt.org), from its current corpus.
 
-:func:`write_llms_txt` reads the records of the current corpus (:func:`current_records`)
+:func:`write_llms_txt` reads the records of the current corpus
+(:class:`crawler.output.current.CurrentCorpus`)
 and the site tree (``tree.txt``) of a crawl folder and writes two UTF-8 files, each
 line ending in ``\\n``.
 
@@ -117,7 +118,7 @@ from collections.abc import Callable, Iterable, Iterator
 from urllib.parse import urlsplit
 
 from crawler.errors import ConfigError
-from crawler.output.shards import iter_records
+from crawler.output.current import CurrentCorpus
 
 LLMS_FILE = "llms.txt"
 FULL_FILE = "llms-full.txt"
@@ -134,21 +135,6 @@ _BLOCK_CHARS = 2000
 OPTIONAL, OTHER_PAGES = "Optional", "Other pages"
 #: Dotted words after which a "." does not end a sentence (lowercase, with the dot).
 ABBREVIATIONS = frozenset("e.g. i.e. cf. vs. viz. approx. a.k.a. mr. mrs. ms. dr. prof. sr. jr. st. no. fig.".split())
-
-
-def current_records(out_dir: str) -> Iterator[dict]:
-    """One record per URL of ``out_dir``'s current corpus, Markdown filled in.
-
-    For now the last record of each URL in :func:`iter_records` order (two reads of the
-    shards; memory holds a line number per URL), until the recrawl's own rules
-    (:mod:`crawler.output.current`) take its place.
-    """
-    last: dict[str, int] = {}
-    for seq, record in enumerate(iter_records(out_dir)):
-        last[record["url"]] = seq
-    for seq, record in enumerate(iter_records(out_dir)):
-        if last.get(record["url"]) == seq:
-            yield record
 
 
 # -- notes -------------------------------------------------------------------------------
@@ -506,7 +492,8 @@ def _plural(n: int, word: str) -> str:
 def write_llms_txt(out_dir: str, to_dir: str, records: Iterable[dict] | None = None) -> dict:
     """Write ``to_dir/llms.txt`` and ``to_dir/llms-full.txt`` for the crawl in ``out_dir``
     (format in the module docstring). ``records`` are the current corpus's records (by
-    default :func:`current_records` of ``out_dir``); the tree is ``out_dir/tree.txt``.
+    default :class:`crawler.output.current.CurrentCorpus` of ``out_dir``); the tree is
+    ``out_dir/tree.txt``.
 
     Returns ``{"pages": listed pages (duplicates included), "duplicates": of them,
     "sections": H2 sections of llms.txt, "sites": origins of the listed pages}``.
@@ -521,7 +508,7 @@ def write_llms_txt(out_dir: str, to_dir: str, records: Iterable[dict] | None = N
     try:
         origins: set[str] = set()
         dates: list[str] = []
-        for record in current_records(out_dir) if records is None else records:
+        for record in CurrentCorpus(out_dir, to_dir) if records is None else records:
             if not is_listed(record):
                 continue
             url = record["url"]

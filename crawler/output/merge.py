@@ -24,6 +24,7 @@ import os
 from collections.abc import Iterator, Sequence
 
 from crawler.errors import OutputError
+from crawler.output.card import write_card
 from crawler.output.graph import LinkGraph, write_tree
 from crawler.output.shards import (
     DEFAULT_SHARD_BYTES,
@@ -149,6 +150,8 @@ def _merge(folders: list[str], out_dir: str, shard_bytes: int, compression: str 
     with open(os.path.join(out_dir, "summary.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=2)
         f.write("\n")
+    figures = ("pages", "non_html", "redirects", "failed", "skipped", "records")
+    write_card(out_dir, seeds, {key: summary[key] for key in figures})
     return summary
 
 
