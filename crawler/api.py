@@ -403,6 +403,8 @@ def _write_card(config: CrawlConfig, summary: dict, manifest: dict) -> None:
     other outputs stand."""
     counts = {key: summary[key] for key in ("pages", "non_html", "redirects", "failed", "skipped", "generation")}
     counts["records"] = manifest["records"]
+    if not manifest["shards"]:  # nothing to load: a card naming no file fails to load
+        return
     by_generation: dict[int, list[str]] = {}
     if "generations" in manifest:
         for shard in manifest["shards"]:

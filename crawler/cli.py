@@ -593,7 +593,7 @@ def _export_current(argv: list[str]) -> int:
     except OSError as exc:
         print(f"crawler: error: {exc.filename or args.folder}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
-    except (ValueError, KeyError) as exc:  # a shard line that is not a record
+    except Exception as exc:  # a damaged shard (EOFError, zlib, zstd) or a line that is no record
         print(
             f"crawler: error: {args.folder}: a page record cannot be read ({type(exc).__name__}: {exc})",
             file=sys.stderr,
@@ -633,7 +633,7 @@ def _export(argv: list[str]) -> int:
     except OSError as exc:
         print(f"crawler: error: {exc.filename or args.folder}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
-    except (ValueError, KeyError) as exc:  # a shard line that is not a record
+    except Exception as exc:  # a damaged shard (EOFError, zlib, zstd) or a line that is no record
         print(
             f"crawler: error: {args.folder}: a page record cannot be read ({type(exc).__name__}: {exc})",
             file=sys.stderr,

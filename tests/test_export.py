@@ -14,6 +14,7 @@ import xxhash
 
 from crawler.api import crawl
 from crawler.config import CrawlConfig
+from crawler.errors import SeedFailed
 from crawler.output.card import MARKER, is_ours
 from crawler.output.export import export, token_estimate
 from crawler.output.schema import RECORD_FIELDS
@@ -136,7 +137,7 @@ def test_an_export_stopped_part_way_runs_again(tmp_path):
     to.mkdir()
     (to / "part-00000.parquet.tmp").write_bytes(b"half a file")  # what a kill leaves
     assert export(out, "parquet", str(to))["rows"] == 4
-    assert sorted(os.listdir(to)) == ["README.md", "part-00000.parquet"]
+    assert sorted(os.listdir(to)) == ["README.md", "export.json", "part-00000.parquet"]
     (to / "notes.txt").write_text("mine", "utf-8")
     proc = subprocess.run(
         [sys.executable, "-m", "crawler", "export", out, "--format", "parquet", "--to", str(to)],
@@ -257,4 +258,77 @@ def test_llms_txt_export_of_the_current_corpus(tmp_path):
     first, copy = sorted((site.url("/de"), site.url("/copy")), key=lambda u: bool(records[u]["duplicate_of"]))
     assert f"- [Mühle]({first}): Der Fluss fließt an der alten Mühle vorbei" in text
     assert text.endswith(f"## Optional\n\n- [Mühle]({copy}): Same content as <{first}>.\n")
-    assert sorted(os.listdir(to)) == ["llms-full.txt", "llms.txt"]
+    assert sorted(os.listdir(to)) == ["export.json", "llms-full.txt", "llms.txt"]
+
+
+def html_page(title: str, *links: str, text: str = "") -> str:
+    anchors = "".join(f'<a href="{href}">{href}</a> ' for href in links)
+    return f"<html><head><title>{title}</title></head><body><main><p>{title} {text}</p>{anchors}</main></body></html>"
+
+
+def test_a_readme_in_to_that_no_export_wrote_is_refused_and_kept(tmp_path):
+    out = crawled(tmp_path, workers=1)
+    to = tmp_path / "to"
+    to.mkdir()
+    (to / "README.md").write_text("my card\n", "utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "crawler", "export", out, "--format", "llms-txt", "--to", str(to)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 2 and "holds files this export did not write (README.md" in proc.stderr
+    assert (to / "README.md").read_text("utf-8") == "my card\n"
+    (to / "README.md").unlink()
+    export(out, "llms-txt", str(to))
+    export(out, "parquet", str(to))  # an earlier export's files are replaced
+    assert sorted(os.listdir(to)) == ["README.md", "export.json", "part-00000.parquet"]
+
+
+def test_the_generation_configs_load_with_their_declared_types(tmp_path, hf):
+    out = str(tmp_path / "out")
+    pages = {"/": html_page("Home", "/x", "/y"), "/x": html_page("X"), "/y": html_page("Y")}
+    with ValidatorSite(pages) as site:
+        config = CrawlConfig(seeds=(site.url("/"),), out_dir=out, workers=1, threads=1, shard_bytes=1)
+        crawl(config)
+        site.edit("/x", html_page("X", text="changed"))
+        del site.pages["/y"]
+        crawl(CrawlConfig(**{**config.__dict__, "recrawl": True}))
+    cache = str(tmp_path / "hf-cache")
+    for name, rows in (("default", 6), ("generation-1", 3), ("generation-2", 3)):
+        data = hf.load_dataset(out, name, split="train", cache_dir=cache)
+        assert data.num_rows == rows
+        assert str(data.features["error"]) == "Value('string')"
+
+
+def test_a_damaged_zstd_shard_is_an_error_not_an_empty_export(tmp_path):
+    out = crawled(tmp_path, workers=1, compress="zstd")
+    [shard] = list_shards(out)
+    data = open(shard.path, "rb").read()
+    with open(shard.path, "wb") as f:
+        f.write(data[: len(data) // 2])
+    manifest = json.loads(open(os.path.join(out, "manifest.json"), encoding="utf-8").read())
+    manifest["shards"][0]["bytes"] = len(data) // 2  # as if the copy had been cut short
+    open(os.path.join(out, "manifest.json"), "w", encoding="utf-8").write(json.dumps(manifest))
+    for command in (
+        ["export", out, "--format", "parquet", "--to", str(tmp_path / "p")],
+        ["export-current", out, "--to", str(tmp_path / "c")],
+    ):
+        proc = subprocess.run([sys.executable, "-m", "crawler", *command], cwd=ROOT, capture_output=True, text=True)
+        assert proc.returncode == 2, proc.stderr
+        [line] = proc.stderr.strip().splitlines()
+        assert line.startswith("crawler: error: ") and "is damaged: 0 of the 6 records" in line, line
+
+
+def test_an_empty_export_is_an_empty_parquet_file_without_a_card(tmp_path):
+    import pyarrow.parquet as pq
+
+    out = str(tmp_path / "out")
+    with SiteServer({"/": Route(b"gone", status=404)}) as site:
+        with pytest.raises(SeedFailed):
+            crawl(CrawlConfig(seeds=(site.url("/"),), out_dir=out, workers=1, threads=1))
+    to = str(tmp_path / "p")
+    assert export(out, "parquet", to)["rows"] == 0
+    assert pq.read_table(os.path.join(to, "part-00000.parquet")).num_rows == 0
+    assert sorted(os.listdir(to)) == ["export.json", "part-00000.parquet"]  # datasets loads no empty split
+    assert os.path.exists(os.path.join(out, "pages-00-00000.jsonl")) and os.path.exists(os.path.join(out, "README.md"))

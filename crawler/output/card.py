@@ -36,12 +36,17 @@ SHARD_PATTERNS = ("pages-*.jsonl", "pages-*.jsonl.gz", "pages-*.jsonl.zst")
 
 
 def is_ours(path: str) -> bool:
-    """Whether the file at ``path`` is a card this module wrote."""
+    """Whether the file at ``path`` is a card this module wrote: :data:`MARKER` is the
+    line right after its YAML header."""
     try:
         with open(path, encoding="utf-8", errors="replace") as f:
-            return MARKER in f.read(1 << 16)
+            lines = f.read(1 << 20).split("\n")
     except OSError:
         return False
+    if not lines or lines[0] != "---" or "---" not in lines[1:]:
+        return False
+    end = lines.index("---", 1)
+    return len(lines) > end + 1 and lines[end + 1] == MARKER
 
 
 def card_text(
@@ -63,12 +68,14 @@ def card_text(
         if files:
             lines += [f"- config_name: generation-{number}", "  data_files:", "  - split: train", "    path:"]
             lines += [f"    - {json.dumps(name)}" for name in files]
-    lines += ["dataset_info:", "  features:"]
-    for feature in hf_features(fields):
-        name = json.dumps(feature["name"])
-        lines.append(f"  - name: {name}")
-        lines += [f"    {key}: {json.dumps(value)}" for key, value in feature.items() if key != "name"]
-    lines += ["---", MARKER, "", f"# Crawl of {', '.join(seeds[:3])}{' ...' if len(seeds) > 3 else ''}", ""]
+    lines.append("dataset_info:")  # one entry per config: datasets gives each config its own
+    for config in ["default", *(f"generation-{n}" for n, files in sorted((generations or {}).items()) if files)]:
+        lines += [f"- config_name: {json.dumps(config)}", "  features:"]
+        for feature in hf_features(fields):
+            lines.append(f"  - name: {json.dumps(feature['name'])}")
+            lines += [f"    {key}: {json.dumps(value)}" for key, value in feature.items() if key != "name"]
+    title = f"Crawl of {', '.join(seeds[:3])}{' ...' if len(seeds) > 3 else ''}" if seeds else "A crawled corpus"
+    lines += ["---", MARKER, "", f"# {title}", ""]
     lines += list(about) or [
         "One JSON record per fetched URL in `pages-NN-SSSSS.jsonl` (`.gz`, `.zst` when compressed),",
         "written by crawler. Load it with `datasets.load_dataset(FOLDER)`; the types of the fields are",

@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import sqlite3
 from collections.abc import Callable, Iterator
 
@@ -31,6 +32,7 @@ from crawler.output.shards import (
     DEFAULT_SHARD_BYTES,
     finish_shards,
     iter_lines,
+    iter_shard_lines,
     list_shards,
     write_manifest,
 )
@@ -44,6 +46,26 @@ _BATCH = 1000
 def _lines(out_dir: str) -> Iterator[tuple[int, dict]]:
     for seq, line in enumerate(iter_lines(out_dir)):
         yield seq, json.loads(line)
+
+
+def _check_complete(out_dir: str) -> None:
+    """Raise ConfigError if a compressed shard that ``manifest.json`` lists (same file,
+    same size) holds fewer complete lines than it says: a damaged Zstandard shard can read
+    as shorter without an error."""
+    try:
+        with open(os.path.join(out_dir, "manifest.json"), encoding="utf-8") as f:
+            listed = {entry["file"]: entry for entry in json.load(f)["shards"]}
+    except (OSError, ValueError, KeyError, TypeError):
+        return
+    for shard in list_shards(out_dir):
+        entry = listed.get(os.path.basename(shard.path))
+        if shard.compression is None or entry is None or entry.get("bytes") != os.path.getsize(shard.path):
+            continue
+        lines = sum(1 for _ in iter_shard_lines(shard))
+        if lines < entry["records"]:
+            raise ConfigError(
+                f"{shard.path} is damaged: {lines} of the {entry['records']} records manifest.json lists can be read"
+            )
 
 
 def _gone(record: dict) -> bool:
@@ -98,6 +120,7 @@ class CurrentCorpus:
         )
         rows = []
         sql = "INSERT INTO recs VALUES (?, ?, ?, ?, ?, ?)"
+        _check_complete(self.out_dir)
         for seq, record in _lines(self.out_dir):
             transient = bool(record.get("error")) and record.get("status") not in (404, 410)
             generation = record.get("generation") or 1
@@ -182,6 +205,13 @@ def prepare_target(to_dir: str, out_dir: str, ours: Callable[[str], bool]) -> No
     os.makedirs(to_dir, exist_ok=True)
 
 
+def _earlier_export(name: str) -> bool:
+    """A file export_current writes (a run stopped part-way left it)."""
+    return name in (_INDEX, "manifest.json", "manifest.json.tmp") or bool(
+        re.fullmatch(r"pages-00-\d+\.jsonl(\.zst|\.gz)?(\.tmp)?", name)
+    )
+
+
 def export_current(out_dir: str, to_dir: str, compression: str | None = None) -> dict:
     """Write the current corpus of ``out_dir`` to ``to_dir`` (new or empty) as page
     shards and ``manifest.json``. Returns ``{"records": written, "gone": URLs left out
@@ -196,7 +226,9 @@ def export_current(out_dir: str, to_dir: str, compression: str | None = None) ->
     if compression not in (None, *COMPRESSIONS):
         raise ConfigError(f"--compress must be zstd or gzip, got {compression!r}")
     check_source(out_dir)
-    prepare_target(to_dir, out_dir, lambda name: False)
+    prepare_target(to_dir, out_dir, _earlier_export)
+    for name in os.listdir(to_dir):  # a run stopped part-way: this one writes them again
+        os.remove(os.path.join(to_dir, name))
     corpus = CurrentCorpus(out_dir, to_dir)
     writer = ShardWriter(to_dir, 0, DEFAULT_SHARD_BYTES, compression)
     try:

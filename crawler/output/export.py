@@ -20,10 +20,12 @@ Formats:
   estimate: :func:`token_estimate`), ``generation``.
 - ``llms-txt``: ``llms.txt`` and ``llms-full.txt`` (:mod:`crawler.output.llmstxt`).
 
-Every format also writes a dataset card (``README.md``, :mod:`crawler.output.card`) so the
-folder loads with ``datasets.load_dataset(DIR)``. Files are written under a ``.tmp`` name
-and renamed when complete; an export stopped part-way is run again with the same command
-(the files of the earlier run are replaced). Memory stays bounded: records are streamed
+``parquet`` and ``documents`` also write a dataset card, unless they wrote no row (``README.md``,
+:mod:`crawler.output.card`) so the folder loads with ``datasets.load_dataset(DIR)``. Files
+are written under a ``.tmp`` name and renamed when complete, and ``export.json`` (the
+format, the counts, the files written) last; an export stopped part-way is run again with
+the same command (the files of the earlier run are replaced, and only they: a folder with
+other files is refused). Memory stays bounded: records are streamed
 (:class:`~crawler.output.current.CurrentCorpus` keeps one small row per record on disk).
 """
 
@@ -34,7 +36,7 @@ import json
 import os
 import re
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import xxhash
@@ -67,7 +69,10 @@ DOCUMENT_FIELDS: tuple[tuple[str, str], ...] = (
     ("generation", "int64"),
 )
 _TOKEN = re.compile(r"\w+|[^\w\s]")
-_OURS = re.compile(r"(part-\d{5}\.parquet|documents-\d{5}\.jsonl\.gz|llms(-full)?\.txt|README\.md)(\.tmp)?$")
+#: The list of files an export wrote, in ``--to``, written last: a rerun may replace them.
+WRITTEN_FILE = "export.json"
+#: What a run that did not finish leaves: files under a ``.tmp`` name, working files.
+_UNFINISHED = re.compile(r"(part-\d{5}\.parquet|documents-\d{5}\.jsonl\.gz|README\.md)\.tmp|\.llms(-full)?\.txt\.tmp")
 
 
 def token_estimate(text: str) -> int:
@@ -78,13 +83,27 @@ def token_estimate(text: str) -> int:
     return sum(1 for _ in _TOKEN.finditer(text))
 
 
-def _ours(name: str) -> bool:
-    """Whether a file in ``--to`` is one an export writes (its working files included)."""
-    return (
-        bool(_OURS.match(name))
-        or name in (".current-index.sqlite", ".llms-txt.sqlite")
-        or bool(re.fullmatch(r"\.llms(-full)?\.txt\.tmp", name))
-    )
+def _written(to_dir: str) -> set[str]:
+    """The files an earlier export listed in ``to_dir/export.json`` (none without it)."""
+    try:
+        with open(os.path.join(to_dir, WRITTEN_FILE), encoding="utf-8") as f:
+            return set(json.load(f)["files"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return set()
+
+
+def _ours_in(to_dir: str) -> Callable[[str], bool]:
+    """Whether a file in ``to_dir`` is one an export wrote: listed in its
+    ``export.json``, that list itself, or left by a run that did not finish (a ``.tmp``
+    file, a working file). A ``README.md`` not listed is the user's."""
+    written = _written(to_dir)
+
+    def ours(name: str) -> bool:
+        if name in written or name == WRITTEN_FILE:
+            return True
+        return bool(_UNFINISHED.fullmatch(name)) or name in (".current-index.sqlite", ".llms-txt.sqlite")
+
+    return ours
 
 
 def _progress(total: int, label: str) -> Any:
@@ -109,7 +128,7 @@ def export(out_dir: str, fmt: str, to_dir: str | None = None, rows: str = "pages
         raise ConfigError(f"--rows must be pages or all, got {rows!r}")
     check_source(out_dir)
     to_dir = to_dir or os.path.join(out_dir, f"export-{fmt}")
-    prepare_target(to_dir, out_dir, _ours)
+    prepare_target(to_dir, out_dir, _ours_in(to_dir) if os.path.isdir(to_dir) else lambda name: False)
     for name in os.listdir(to_dir):  # an earlier run's files: this run writes them again
         os.remove(os.path.join(to_dir, name))
     corpus = CurrentCorpus(out_dir, to_dir)
@@ -125,9 +144,19 @@ def export(out_dir: str, fmt: str, to_dir: str | None = None, rows: str = "pages
         from crawler.output.llmstxt import write_llms_txt
 
         counts = write_llms_txt(out_dir, to_dir, _counted(corpus))
-        return {**counts, "gone": corpus.gone, "carried": corpus.carried}
-    card.write_card(to_dir, seeds, counts, None, **layout)
-    return {**counts, "gone": corpus.gone, "carried": corpus.carried}
+        return _finish(to_dir, fmt, {**counts, "gone": corpus.gone, "carried": corpus.carried})
+    if counts.get("rows", counts.get("documents")):  # datasets loads no split of 0 rows: no card then
+        card.write_card(to_dir, seeds, counts, None, **layout)
+    return _finish(to_dir, fmt, {**counts, "gone": corpus.gone, "carried": corpus.carried})
+
+
+def _finish(to_dir: str, fmt: str, counts: dict) -> dict:
+    """Write ``export.json`` (the format, the counts, the files written), last."""
+    files = sorted(name for name in os.listdir(to_dir) if not name.startswith("."))
+    with open(os.path.join(to_dir, WRITTEN_FILE + ".tmp"), "w", encoding="utf-8") as f:
+        json.dump({"format": fmt, "counts": counts, "files": files}, f, indent=1)
+    os.replace(os.path.join(to_dir, WRITTEN_FILE + ".tmp"), os.path.join(to_dir, WRITTEN_FILE))
+    return counts
 
 
 _ABOUT_PARQUET = (
@@ -209,10 +238,13 @@ def _parquet(corpus: CurrentCorpus, to_dir: str, rows: str) -> dict:
                 writer.close()
                 os.replace(path + ".tmp", path)
                 writer, file_bytes = None, 0
-        if writer is not None:
-            flush()
-            writer.close()
-            os.replace(path + ".tmp", path)
+        if writer is None:  # no row: an empty file with the schema, which readers load as such
+            path = os.path.join(to_dir, "part-00000.parquet")
+            writer = pq.ParquetWriter(path + ".tmp", schema, compression="zstd")
+            files = 1
+        flush()
+        writer.close()
+        os.replace(path + ".tmp", path)
     finally:
         if writer is not None and os.path.exists(path + ".tmp"):
             writer.close()
@@ -220,13 +252,22 @@ def _parquet(corpus: CurrentCorpus, to_dir: str, rows: str) -> dict:
 
 
 def documents(records: Iterable[dict]) -> Iterator[dict]:
-    """The ``documents`` rows of ``records``: HTML pages with Markdown, not duplicates."""
+    """The ``documents`` rows of ``records``: HTML pages with Markdown, not duplicates
+    (neither a record with ``duplicate_of`` nor a second record with a Markdown
+    fingerprint already written: a recrawl can leave two copies recorded apart). Memory:
+    one integer per document."""
     from crawler.content.language import identify
 
+    seen: set[int] = set()  # the Markdown fingerprints written: a copy recorded on its own goes too
     for record in records:
         text = record.get("markdown")
         if not text or record.get("duplicate_of") or not _wanted(record, "pages"):
             continue
+        fingerprint = int(record["fingerprint"], 16) if record.get("fingerprint") else None
+        if fingerprint is not None:
+            if fingerprint in seen:
+                continue
+            seen.add(fingerprint)
         language, score = identify(text)
         yield {
             "id": xxhash.xxh3_64_hexdigest(record["url"].encode("utf-8", "surrogatepass")),
@@ -260,10 +301,13 @@ def _documents(corpus: CurrentCorpus, to_dir: str) -> dict:
                 out.close()
                 os.replace(path + ".tmp", path)
                 out, size = None, 0
-        if out is not None:
-            out.close()
-            os.replace(path + ".tmp", path)
-            out = None
+        if out is None:  # no document: an empty file, so the folder still loads
+            path = os.path.join(to_dir, "documents-00000.jsonl.gz")
+            out = gzip.open(path + ".tmp", "wt", encoding="utf-8", compresslevel=6)
+            files = 1
+        out.close()
+        os.replace(path + ".tmp", path)
+        out = None
     finally:
         if out is not None:
             out.close()
