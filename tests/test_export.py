@@ -332,3 +332,22 @@ def test_an_empty_export_is_an_empty_parquet_file_without_a_card(tmp_path):
     assert pq.read_table(os.path.join(to, "part-00000.parquet")).num_rows == 0
     assert sorted(os.listdir(to)) == ["export.json", "part-00000.parquet"]  # datasets loads no empty split
     assert os.path.exists(os.path.join(out, "pages-00-00000.jsonl")) and os.path.exists(os.path.join(out, "README.md"))
+
+
+def test_export_of_a_resumed_folder_keeps_the_last_record_of_a_url(tmp_path):
+    import pyarrow.parquet as pq
+
+    out = tmp_path / "out"
+    out.mkdir()
+    base = dict.fromkeys(name for name, _ in RECORD_FIELDS)
+    page = {**base, "url": "http://a.test/", "final_url": "http://a.test/", "status": 200, "fingerprint": "1"}
+    # a run killed after writing the record, before the state file knew: the resume fetched it again
+    first = {**page, "markdown": "before the kill", "fetched_at": "2026-12-01T00:00:00.000Z"}
+    again = {**page, "markdown": "after the resume", "fetched_at": "2026-12-01T01:00:00.000Z"}
+    other = {**page, "url": "http://a.test/b", "final_url": "http://a.test/b", "markdown": "b", "fingerprint": "2"}
+    (out / "pages-00-00000.jsonl").write_text(json.dumps(first) + "\n" + json.dumps(other) + "\n", "utf-8")
+    (out / "pages-00-00001.jsonl").write_text(json.dumps(again) + "\n", "utf-8")
+    to = str(tmp_path / "p")
+    assert export(str(out), "parquet", to)["rows"] == 2
+    rows = {r["url"]: r["markdown"] for r in pq.read_table(os.path.join(to, "part-00000.parquet")).to_pylist()}
+    assert rows == {"http://a.test/": "after the resume", "http://a.test/b": "b"}
