@@ -585,23 +585,7 @@ def _export_current(argv: list[str]) -> int:
     p.add_argument("--to", required=True, metavar="NEW", help="the folder to write (new or empty)")
     p.add_argument("--compress", choices=COMPRESSIONS, help="compress the page shards (default: plain)")
     args = p.parse_args(argv)
-    try:
-        counts = export_current(args.folder, args.to, args.compress)
-    except CrawlerError as exc:
-        print(f"crawler: error: {exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except OSError as exc:
-        print(f"crawler: error: {exc.filename or args.folder}: {exc.strerror or exc}", file=sys.stderr)
-        return EXIT_ERROR
-    except Exception as exc:  # a damaged shard (EOFError, zlib, zstd) or a line that is no record
-        print(
-            f"crawler: error: {args.folder}: a page record cannot be read ({type(exc).__name__}: {exc})",
-            file=sys.stderr,
-        )
-        return EXIT_ERROR
-    print(json.dumps(counts))
-    print(f"output: {args.to}")
-    return EXIT_OK
+    return _run_export(args.folder, args.to, lambda: export_current(args.folder, args.to, args.compress))
 
 
 def _export(argv: list[str]) -> int:
@@ -625,22 +609,26 @@ def _export(argv: list[str]) -> int:
     )
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s", stream=sys.stderr)
+    to = args.to or os.path.join(args.folder, "export-" + args.format)
+    return _run_export(args.folder, to, lambda: export(args.folder, args.format, to, args.rows))
+
+
+def _run_export(folder: str, to: str, run: Callable[[], dict]) -> int:
+    """Run an export of ``folder`` into ``to``: its counts as one JSON line and the output
+    folder on stdout, or one ``crawler: error:`` line and :data:`EXIT_ERROR`."""
     try:
-        counts = export(args.folder, args.format, args.to, args.rows)
+        counts = run()
     except CrawlerError as exc:
         print(f"crawler: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
     except OSError as exc:
-        print(f"crawler: error: {exc.filename or args.folder}: {exc.strerror or exc}", file=sys.stderr)
+        print(f"crawler: error: {exc.filename or folder}: {exc.strerror or exc}", file=sys.stderr)
         return EXIT_ERROR
     except Exception as exc:  # a damaged shard (EOFError, zlib, zstd) or a line that is no record
-        print(
-            f"crawler: error: {args.folder}: a page record cannot be read ({type(exc).__name__}: {exc})",
-            file=sys.stderr,
-        )
+        print(f"crawler: error: {folder}: a page record cannot be read ({type(exc).__name__}: {exc})", file=sys.stderr)
         return EXIT_ERROR
     print(json.dumps(counts))
-    print(f"output: {args.to or os.path.join(args.folder, 'export-' + args.format)}")
+    print(f"output: {to}")
     return EXIT_OK
 
 
