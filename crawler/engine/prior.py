@@ -249,6 +249,12 @@ class PriorReader:
         rows = self._conn().execute("SELECT target, in_scope FROM links WHERE source = ? ORDER BY rowid", (url,))
         return [(target, bool(in_scope)) for target, in_scope in rows]
 
+    def fingerprints(self) -> Iterator[tuple[str, str | None]]:
+        """``(url, fingerprint)`` of every URL: its stored record's Markdown fingerprint,
+        or None (no such record, or not a page)."""
+        for url, text in self._conn().execute("SELECT url, record FROM pages"):
+            yield url, json.loads(text).get("fingerprint") if text else None
+
     def etag_ignored(self) -> set[str]:
         """The origins whose ETags the last generation found new on every response."""
         return {origin for (origin,) in self._conn().execute("SELECT origin FROM origins WHERE etag_ignored")}

@@ -219,12 +219,10 @@ def write_changes(out_dir: str, generation: int) -> dict:
     reader = PriorReader(os.path.join(out_dir, PRIOR_FILE))
     rows: list[tuple[str, str, str, str]] = []
     seen_before = set()
-    for task, _streak in reader.tasks():
-        page = reader.page(task.url)
-        before = (page.record or {}).get("fingerprint") if page else None
-        seen_before.add(task.url)
-        change, after = now.get(task.url, (NOT_FETCHED, None))
-        rows.append((task.url, change, before or "", after or ""))
+    for url, before in reader.fingerprints():
+        seen_before.add(url)
+        change, after = now.get(url, (NOT_FETCHED, None))
+        rows.append((url, change, before or "", after or ""))
     reader.close()
     for url, (change, after) in now.items():
         if url not in seen_before:
