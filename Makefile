@@ -1,6 +1,9 @@
 # Two commands do all the set-up: `make crawl URL=...` (or SEEDS=file) and `make test`.
 # Both create .venv on first use (pip is upgraded inside it first: the system pip 23
-# fails to resolve some packages' extras).
+# fails to resolve some packages' extras). The package's bytecode is compiled once
+# there: an editable install leaves that to the first import, and where bytecode is not
+# written (PYTHONDONTWRITEBYTECODE, a read-only tree) every start compiled all of
+# crawler/ again (0.12 s; docs/performance.md, "Start-up").
 
 PYTHON ?= python3
 VENV   := .venv
@@ -19,6 +22,7 @@ $(STAMP): setup.cfg pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test]'
+	$(PY) -m compileall -q crawler
 	touch $(STAMP)
 
 venv: $(STAMP)
