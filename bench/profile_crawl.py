@@ -38,7 +38,7 @@ What it measures:
    (``--no-probes``: none). Their own cost is measured and printed (~90 calls/page,
    ~1.5 us each). The leftover per page (crawl CPU - page work alone) is split with them.
 3. Components alone: ``HttpClient.get`` over the crawled pages' URLs in one thread
-   (process CPU per GET, its watchdog Timer threads included), and the profiler's
+   (process CPU per GET, its deadline timer thread included), and the profiler's
    inflation: each page-work step and ``HttpClient.get`` timed unprofiled and under the
    same profiler on every 20th file.
 4. Run 2, for each ``--profile-workers`` (default 2): cProfile in every thread of
@@ -54,7 +54,7 @@ What it measures:
    * fetchers: ``crawler.engine.pool.fetcher_main`` (the pool looks it up there)
      is wrapped; an at-fork hook replaces the profiler inherited from the dispatcher,
      the ``threading.setprofile`` hook profiles each fetcher thread and each
-     per-request watchdog ``threading.Timer``; stats are dumped when ``fetcher_main``
+     deadline timer thread (``crawler.web.deadlines``); stats are dumped when ``fetcher_main``
      returns;
    * manager: ``crawler.engine.visited.child_signals`` (its server initializer) is wrapped:
      every server thread is profiled and the stats are dumped when the manager gets its
@@ -163,8 +163,8 @@ def _new_profiler(kind: str) -> cProfile.Profile:
 def _thread_kind(thread: threading.Thread) -> str:
     """A label for the threads whose stats are merged in one dump."""
     name = thread.name
-    if isinstance(thread, threading.Timer):
-        return "timer"  # the fetch watchdog, one per GET
+    if isinstance(thread, threading.Timer) or name == "deadlines":
+        return "timer"  # the fetch watchdog: crawler.web.deadlines' thread (a Timer per GET before)
     if name.startswith("fetcher-"):
         return "worker"
     if name == "QueueFeederThread":
@@ -474,7 +474,7 @@ PAGE_WRITE = "page work: JSON record + file write"
 EXTRA = "page extras: scope check, Markdown fingerprint"
 GLUE = "fetcher: task loop, record dict, glue"
 HTTP = "HTTP client: requests, urllib3, http.client, socket"
-HTTP_TIMER = "HTTP client: watchdog Timer threads"
+HTTP_TIMER = "HTTP client: deadline timer thread"
 IPC = "IPC: task queue, result pipe, pickling"
 TABLE_PROXY = "visited table: proxy round trips"
 TABLE_SERVE = "visited table: manager serve loop, connections, pickling"
@@ -1022,7 +1022,7 @@ def calibrate(root: str, every: int, server: Nginx, builtins: bool, threads: int
 
 def http_alone(server: Nginx, urls: list[str], threads: int, rounds: int) -> dict:
     """CPU of HttpClient.get alone, one thread, keep-alive: process CPU (the watchdog
-    Timer threads included) per GET, best of ``rounds`` over ``urls``."""
+    deadline timer thread included) per GET, best of ``rounds`` over ``urls``."""
     client = HttpClient.from_config(make_config(server.url("/index.html"), "", 1, threads))
     try:
         best = float("inf")
@@ -1634,7 +1634,7 @@ def probe_split(probes: dict, fetcher_ms: float, pw: dict) -> dict:
     rows["rest of PageProcessor.run (record dict, glue)"] = run_ms - sum(in_crawl.values()) - sum(inside.values())
     rows["task queue get"] = ms("task queue get")
     rows["result send"] = ms("result send")
-    rows["rest of the fetcher processes (thread loop, Timer threads, start/exit)"] = (
+    rows["rest of the fetcher processes (thread loop, timer thread, start/exit)"] = (
         fetcher_ms - run_ms - rows["task queue get"] - rows["result send"]
     )
     return {

@@ -32,6 +32,7 @@ from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
 from crawler import __version__
 from crawler.errors import FetchError
+from crawler.web import deadlines
 from crawler.web.cookies import NoCookies
 
 log = logging.getLogger("crawler")
@@ -63,7 +64,8 @@ class _Deadline:
             self._shutdown(sock)
 
     def expire(self) -> None:
-        """Timer callback: mark expired and shut the socket down."""
+        """The deadline's callback (:mod:`crawler.web.deadlines`): mark expired and shut
+        the socket down."""
         with self._lock:
             self.expired = True
             sock = self.sock
@@ -452,11 +454,9 @@ class HttpClient:
         """:meth:`get` under the wall-clock watchdog, ``exchange`` filled in if given."""
         started = time.monotonic()
         deadline = _Deadline()
-        timer = threading.Timer(self.total_timeout_s, deadline.expire)
-        timer.daemon = True
         _ACTIVE.deadline = deadline
         _ACTIVE.exchange = exchange
-        timer.start()
+        armed = deadlines.arm(self.total_timeout_s, deadline.expire)
         try:
             response = self._get(
                 url, started, max_body_bytes or self.max_body_bytes, method, body_wanted, exchange, headers, cookies
@@ -471,7 +471,7 @@ class HttpClient:
                 raise FetchError("timeout", f"body cut at {self.total_timeout_s:g} s")
             return response
         finally:
-            timer.cancel()
+            armed.disarm()
             _ACTIVE.deadline = _ACTIVE.exchange = None
 
     def head(self, url: str, cookies: http.cookiejar.CookieJar | None = None) -> Response:

@@ -1,0 +1,107 @@
+"""One timer thread per process for the wall-clock deadlines of every request.
+
+A GET's deadline (:class:`crawler.web.fetch.HttpClient`'s ``total_timeout_s``) used to be
+a ``threading.Timer``: a new thread for every request, which ``start()`` waits for until
+it runs, so in a fetcher whose threads hold the GIL converting pages each request first
+waited its turn to start a thread. Here one daemon thread sleeps until the earliest
+armed deadline and calls the callbacks of those that passed; arming one is a heap push
+under a lock, disarming it a flag (the entry is dropped when its time comes), and the
+thread is woken only when a new deadline comes before every other armed one.
+
+Callbacks run on the timer thread, one after the other: they must be short and must not
+raise (an exception is logged and the thread goes on). Safe in a forked child: the
+child starts its own thread on its first :func:`arm` (``os.register_at_fork``).
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+
+__all__ = ["Armed", "arm"]
+
+log = logging.getLogger("crawler")
+
+
+class Armed:
+    """A deadline that :func:`arm` set: :meth:`disarm` it when the work ends in time."""
+
+    __slots__ = ("callback", "when")
+
+    def __init__(self, when: float, callback: Callable[[], object] | None) -> None:
+        self.when = when
+        self.callback = callback
+
+    def disarm(self) -> None:
+        """The callback will not run (if it is running already, it finishes)."""
+        self.callback = None
+
+
+class _Timer:
+    """The heap of armed deadlines (by ``time.monotonic()``) and its thread."""
+
+    def __init__(self) -> None:
+        self._condition = threading.Condition(threading.Lock())
+        self._heap: list[tuple[float, int, Armed]] = []
+        self._order = itertools.count()
+        self._thread: threading.Thread | None = None
+
+    def arm(self, seconds: float, callback: Callable[[], object]) -> Armed:
+        armed = Armed(time.monotonic() + seconds, callback)
+        with self._condition:
+            earliest = self._heap[0][0] if self._heap else None
+            heapq.heappush(self._heap, (armed.when, next(self._order), armed))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="deadlines", daemon=True)
+                self._thread.start()
+            elif earliest is None or armed.when < earliest:
+                self._condition.notify()
+        return armed
+
+    def _run(self) -> None:
+        while True:
+            with self._condition:
+                while not self._heap:
+                    self._condition.wait()
+                now = time.monotonic()
+                due = []
+                while self._heap and (self._heap[0][2].callback is None or self._heap[0][0] <= now):
+                    due.append(heapq.heappop(self._heap)[2])
+                if not due:
+                    self._condition.wait(self._heap[0][0] - now)
+                    continue
+            for armed in due:
+                callback = armed.callback
+                if callback is None:  # disarmed
+                    continue
+                try:
+                    callback()
+                except Exception:  # one callback's bug must not stop every later deadline
+                    log.exception("deadline callback failed")
+
+
+_TIMER = _Timer()
+
+
+def _after_fork_in_child() -> None:
+    global _TIMER
+    _TIMER = _Timer()  # the parent's thread, lock and heap are not this process's
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+def arm(seconds: float, callback: Callable[[], object]) -> Armed:
+    """Call ``callback()`` on this process's timer thread ``seconds`` from now
+    (``time.monotonic``), unless the returned :class:`Armed` is disarmed first.
+
+    Args:
+        seconds: from now, >= 0.
+        callback: short, called once at most, on the timer thread.
+    """
+    return _TIMER.arm(seconds, callback)
