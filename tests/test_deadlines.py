@@ -58,3 +58,10 @@ def test_a_forked_child_runs_its_own_timer_thread():
     assert queue.get(timeout=10) is True
     child.join(10)
     assert child.exitcode == 0
+
+
+def test_disarmed_deadlines_do_not_pile_up():
+    timer = deadlines._Timer()
+    for _ in range(1000):  # requests that end in time, one after the other
+        timer.arm(60, lambda: None).disarm()
+    assert len(timer._heap) == 1  # the last one: the next arm drops it

@@ -6,7 +6,10 @@ it runs, so in a fetcher whose threads hold the GIL converting pages each reques
 waited its turn to start a thread. Here one daemon thread sleeps until the earliest
 armed deadline and calls the callbacks of those that passed; arming one is a heap push
 under a lock, disarming it a flag (the entry is dropped when its time comes), and the
-thread is woken only when a new deadline comes before every other armed one.
+thread is woken only when a new deadline comes before every other armed one. Each
+:func:`arm` first drops the disarmed deadlines at the heap's top, so with requests
+ending roughly in the order they began the heap holds about the requests in flight, not
+every request of the last timeout.
 
 Callbacks run on the timer thread, one after the other: they must be short and must not
 raise (an exception is logged and the thread goes on). Safe in a forked child: the
@@ -54,6 +57,9 @@ class _Timer:
     def arm(self, seconds: float, callback: Callable[[], object]) -> Armed:
         armed = Armed(time.monotonic() + seconds, callback)
         with self._condition:
+            heap = self._heap
+            while heap and heap[0][2].callback is None:  # disarmed: its request ended
+                heapq.heappop(heap)
             earliest = self._heap[0][0] if self._heap else None
             heapq.heappush(self._heap, (armed.when, next(self._order), armed))
             if self._thread is None:
