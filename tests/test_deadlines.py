@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
 import multiprocessing
 import threading
 import time
+
+import pytest
 
 from crawler.web import deadlines
 
@@ -35,12 +38,23 @@ def test_a_deadline_armed_later_for_sooner_fires_first():
     assert order == ["short", "long"]
 
 
-def test_a_callback_that_raises_does_not_stop_the_next(caplog):
+def _exit() -> None:
+    raise SystemExit(3)
+
+
+@pytest.mark.parametrize("bad", [lambda: 1 / 0, _exit], ids=["ZeroDivisionError", "SystemExit"])
+def test_a_callback_that_raises_does_not_stop_the_next(caplog, bad):
     fired = threading.Event()
-    deadlines.arm(0.01, lambda: 1 / 0)
+    deadlines.arm(0.01, bad)
     deadlines.arm(0.05, fired.set)
     assert fired.wait(5)
     assert "deadline callback failed" in caplog.text
+
+
+@pytest.mark.parametrize("seconds", [-1.0, math.nan, math.inf, deadlines.MAX_SECONDS * 2])
+def test_a_deadline_out_of_range_is_refused(seconds):
+    with pytest.raises(ValueError, match="a deadline must be 0 to 86400 s away"):
+        deadlines.arm(seconds, lambda: None)
 
 
 def _arm_in_child(queue) -> None:
@@ -65,3 +79,11 @@ def test_disarmed_deadlines_do_not_pile_up():
     for _ in range(1000):  # requests that end in time, one after the other
         timer.arm(60, lambda: None).disarm()
     assert len(timer._heap) == 1  # the last one: the next arm drops it
+
+
+def test_disarmed_deadlines_behind_a_long_request_are_compacted():
+    timer = deadlines._Timer()
+    timer.arm(30, lambda: None)  # a request still in flight, at the heap's top
+    for _ in range(5000):  # later requests that ended in time, behind it
+        timer.arm(60, lambda: None).disarm()
+    assert len(timer._heap) < 2 * deadlines._COMPACT_MIN

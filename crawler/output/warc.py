@@ -235,8 +235,9 @@ def _revisit(
 
 def _writer(buffer: io.BytesIO) -> WARCWriter:
     """A warcio writer of gzip-per-record WARC/1.1 into ``buffer``. warcio is imported
-    here, on a crawl's first WARC record: importing it (it imports fsspec) took 70-85 ms
-    of every start, with or without ``--warc`` (``python -X importtime``)."""
+    here, when a fetcher opens its WARC file (its ``warcinfo`` record), not with this
+    module: importing it (it imports fsspec) took 70-85 ms of every start, with or
+    without ``--warc`` (``python -X importtime``)."""
     from warcio.warcwriter import WARCWriter
 
     return WARCWriter(buffer, gzip=True, warc_version=WARC_VERSION)

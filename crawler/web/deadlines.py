@@ -11,8 +11,9 @@ thread is woken only when a new deadline comes before every other armed one. Eac
 ending roughly in the order they began the heap holds about the requests in flight, not
 every request of the last timeout.
 
-Callbacks run on the timer thread, one after the other: they must be short and must not
-raise (an exception is logged and the thread goes on). Safe in a forked child: the
+Callbacks run on the timer thread, one after the other: they must be short; an exception
+one raises is logged and the thread goes on, and a timer thread that died anyway is
+started again by the next :func:`arm`. Safe in a forked child: the
 child starts its own thread on its first :func:`arm` (``os.register_at_fork``).
 """
 
@@ -26,7 +27,7 @@ import threading
 import time
 from collections.abc import Callable
 
-__all__ = ["Armed", "arm"]
+__all__ = ["MAX_SECONDS", "Armed", "arm"]
 
 log = logging.getLogger("crawler")
 
@@ -53,16 +54,23 @@ class _Timer:
         self._heap: list[tuple[float, int, Armed]] = []
         self._order = itertools.count()
         self._thread: threading.Thread | None = None
+        self._compact_at = _COMPACT_MIN
 
     def arm(self, seconds: float, callback: Callable[[], object]) -> Armed:
+        if not 0 <= seconds <= MAX_SECONDS:  # NaN too
+            raise ValueError(f"a deadline must be 0 to {MAX_SECONDS:g} s away, not {seconds!r}")
         armed = Armed(time.monotonic() + seconds, callback)
         with self._condition:
             heap = self._heap
             while heap and heap[0][2].callback is None:  # disarmed: its request ended
                 heapq.heappop(heap)
-            earliest = self._heap[0][0] if self._heap else None
-            heapq.heappush(self._heap, (armed.when, next(self._order), armed))
-            if self._thread is None:
+            if len(heap) >= self._compact_at:  # disarmed ones behind a long request
+                heap[:] = [entry for entry in heap if entry[2].callback is not None]
+                heapq.heapify(heap)
+                self._compact_at = max(_COMPACT_MIN, 2 * len(heap))
+            earliest = heap[0][0] if heap else None
+            heapq.heappush(heap, (armed.when, next(self._order), armed))
+            if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, name="deadlines", daemon=True)
                 self._thread.start()
             elif earliest is None or armed.when < earliest:
@@ -82,13 +90,22 @@ class _Timer:
                     self._condition.wait(self._heap[0][0] - now)
                     continue
             for armed in due:
-                callback = armed.callback
+                callback, armed.callback = armed.callback, None  # fired: its objects may go
                 if callback is None:  # disarmed
                     continue
                 try:
                     callback()
-                except Exception:  # one callback's bug must not stop every later deadline
+                except BaseException:  # one callback's bug must not stop every later deadline
                     log.exception("deadline callback failed")
+            del due, armed, callback
+
+
+#: The farthest deadline :func:`arm` takes, in seconds (a day: ``--total-timeout`` is at
+#: most that); a lock's wait cannot be much longer (``threading.TIMEOUT_MAX``).
+MAX_SECONDS = 86_400.0
+#: The heap is rebuilt without its disarmed entries when it reaches this size, then
+#: twice its live size: disarmed deadlines behind a long request do not pile up.
+_COMPACT_MIN = 1024
 
 
 _TIMER = _Timer()
@@ -107,7 +124,10 @@ def arm(seconds: float, callback: Callable[[], object]) -> Armed:
     (``time.monotonic``), unless the returned :class:`Armed` is disarmed first.
 
     Args:
-        seconds: from now, >= 0.
+        seconds: from now, 0 to :data:`MAX_SECONDS`.
         callback: short, called once at most, on the timer thread.
+
+    Raises:
+        ValueError: ``seconds`` is negative, NaN or over :data:`MAX_SECONDS`.
     """
     return _TIMER.arm(seconds, callback)
