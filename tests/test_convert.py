@@ -81,6 +81,17 @@ FRAGMENTS = [
         "a layout table as blocks",
         "- a\n- b\n\n- c",
     ),
+    (
+        '<table><tr><td><p><a href="/a">A</a><br>desc a</p><p><a href="/b">B</a><br>desc b</p></td>'
+        '<td><p><a href="/c">C</a><br>desc c</p></td></tr></table>',
+        "columns of paragraphs as blocks (python3.11-doc's index)",
+        "[A](http://x.test/a)  \ndesc a\n\n[B](http://x.test/b)  \ndesc b\n\n[C](http://x.test/c)  \ndesc c",
+    ),
+    (
+        "<table><tr><th>h</th><th>i</th></tr><tr><td><p>one</p><p>two</p></td><td>3</td></tr></table>",
+        "a data table with a two-paragraph cell kept",
+        "| h | i |\n| --- | --- |\n| one two | 3 |",
+    ),
     ("<table><tr><th>h</th></tr><tr><td>1</td></tr></table>", "a data table kept", "| h |\n| --- |\n| 1 |"),
     ('<p>foo<a href="/x"> </a>bar</p>', "a blank link's space stays", "foo bar"),
     (

@@ -27,8 +27,11 @@ The steps, each a rule a reader of the Markdown would ask for:
    break; the code stays byte for byte.
 4. **A layout table becomes blocks**: a table with a list, a definition list, a code
    block, a quotation, a heading or a table in a cell (a pipe table's row is one line:
-   no converter can put them there) has its rows and cells made ``div`` elements, so
-   its content is written in order instead of as a broken table.
+   no converter can put them there), or a table without a header cell (``th``) one of
+   whose cells holds two or more paragraphs (``p`` or ``div``: a page laid out in
+   columns, such as python3.11-doc's index; a data table has its header), has its rows
+   and cells made ``div`` elements, so its content is written in order instead of as a
+   broken table (html-to-markdown wrote such a table of links as one list item).
 5. **Emphasis a CommonMark document cannot say is unwrapped**: ``b``, ``strong``,
    ``em`` and ``i`` around block content (paragraphs, lists, headings: a delimiter
    run cannot span paragraphs), and those whose delimiters would not be left- and
@@ -118,7 +121,7 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for pre in fragment.iter("pre"):  # None: unwrapped
         edits.update(dict.fromkeys(inner for inner in pre.iter("a", *_BLOCKS) if inner is not pre))
     for table in fragment.iter("table"):
-        if any(block is not table for block in table.iter(*_CELL_BLOCKS)):
+        if any(block is not table for block in table.iter(*_CELL_BLOCKS)) or _columns(table):
             _flatten(table)
     for element in fragment.iter(*_EMPHASIS, "figcaption"):
         if element.tag == "figcaption":  # the converter writes a caption in emphasis
@@ -179,6 +182,17 @@ def _apply(edits: dict[lxml.html.HtmlElement, str | None]) -> None:
         for child, text in zip(kept, texts[1:]):
             child.tail = "".join(text) or None
         parent[:] = kept
+
+
+def _columns(table: lxml.html.HtmlElement) -> bool:
+    """Whether ``table`` lays out columns of text: no ``th``, and a cell with two or
+    more ``p``/``div`` children."""
+    if next(table.iter("th"), None) is not None:
+        return False
+    return any(sum(child.tag in _PARAGRAPHS for child in cell) >= 2 for cell in table.iter("td"))
+
+
+_PARAGRAPHS = frozenset(("p", "div"))
 
 
 def _flatten(table: lxml.html.HtmlElement) -> None:
