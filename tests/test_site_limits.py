@@ -104,3 +104,17 @@ def test_per_host_sets_the_cap_by_hand(tmp_path):
         summary = run(tmp_path, [server], workers=2, threads=8, per_host=3)
         assert server.max_concurrent == 3  # five pages found at once: the cap, not one
     assert summary["visited"] == PAGES
+
+
+def test_max_pages_holds_over_a_resume(tmp_path):
+    with three_sites() as servers:
+        first = run(tmp_path, servers, max_pages=4)
+        fetched = sum(sum(n for path, n in s.hits.items() if path != "/robots.txt") for s in servers)
+        again = run(tmp_path, servers, max_pages=4)  # the same command on the finished crawl
+        assert sum(sum(n for path, n in s.hits.items() if path != "/robots.txt") for s in servers) == fetched == 4
+        more = run(tmp_path, servers, max_pages=6)  # a larger limit: two more URLs
+        assert sum(sum(n for path, n in s.hits.items() if path != "/robots.txt") for s in servers) == 6
+        records = read_records(str(tmp_path / "out"))  # fails on a URL recorded twice
+    assert (first["visited"], again["visited"], more["visited"]) == (4, 4, 6)
+    assert len(records) == 6 and more["reconciled"]
+    assert more["skipped_by_reason"] == {"max-pages": 12}
