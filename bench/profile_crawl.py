@@ -1377,7 +1377,7 @@ def main() -> int:
             )
             print(
                 f"HTTP client alone (one thread, {results['http_alone']['gets']} GETs, process "
-                f"CPU with its watchdog threads): {results['http_alone']['ms_per_get']:.3f} ms/GET",
+                f"CPU with its deadline timer thread): {results['http_alone']['ms_per_get']:.3f} ms/GET",
                 flush=True,
             )
             calibration = calibrate(args.root, 20, server, args.builtins, args.threads)
