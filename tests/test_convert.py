@@ -92,6 +92,17 @@ FRAGMENTS = [
         "a data table with a two-paragraph cell kept",
         "| h | i |\n| --- | --- |\n| one two | 3 |",
     ),
+    (
+        "<table><tr><td>--fast</td><td><p>Skip the checks.</p><p>Use only on trusted input.</p></td></tr>"
+        "<tr><td>--slow</td><td>Check.</td></tr></table>",
+        "rows without a header, a two-paragraph cell: data, kept",
+        "| --fast | Skip the checks. Use only on trusted input. |\n| --- | --- |\n| --slow | Check. |",
+    ),
+    (
+        "<table><tr><td>a</td><td><p> </p><p><strong> </strong></p>b</td></tr></table>",
+        "paragraphs without text lay out nothing",
+        "| a | b |\n| --- | --- |",
+    ),
     ("<table><tr><th>h</th></tr><tr><td>1</td></tr></table>", "a data table kept", "| h |\n| --- |\n| 1 |"),
     ('<p>foo<a href="/x"> </a>bar</p>', "a blank link's space stays", "foo bar"),
     (

@@ -27,11 +27,12 @@ The steps, each a rule a reader of the Markdown would ask for:
    break; the code stays byte for byte.
 4. **A layout table becomes blocks**: a table with a list, a definition list, a code
    block, a quotation, a heading or a table in a cell (a pipe table's row is one line:
-   no converter can put them there), or a table without a header cell (``th``) one of
-   whose cells holds two or more paragraphs (``p`` or ``div``: a page laid out in
-   columns, such as python3.11-doc's index; a data table has its header), has its rows
-   and cells made ``div`` elements, so its content is written in order instead of as a
-   broken table (html-to-markdown wrote such a table of links as one list item).
+   no converter can put them there), or a one-row table without a header cell (``th``)
+   one of whose cells holds two or more paragraphs with text (``p`` or ``div``: a page
+   laid out in columns, such as python3.11-doc's index), has its rows and cells made
+   ``div`` elements, so its content is written in order instead of as a broken table
+   (html-to-markdown wrote such a table of links as one list item; it still does so with
+   a table of several rows, which is kept as a table: most of those are data).
 5. **Emphasis a CommonMark document cannot say is unwrapped**: ``b``, ``strong``,
    ``em`` and ``i`` around block content (paragraphs, lists, headings: a delimiter
    run cannot span paragraphs), and those whose delimiters would not be left- and
@@ -185,11 +186,19 @@ def _apply(edits: dict[lxml.html.HtmlElement, str | None]) -> None:
 
 
 def _columns(table: lxml.html.HtmlElement) -> bool:
-    """Whether ``table`` lays out columns of text: no ``th``, and a cell with two or
-    more ``p``/``div`` children."""
-    if next(table.iter("th"), None) is not None:
+    """Whether ``table`` lays out columns of text: one row, no ``th``, and a cell with
+    two or more ``p``/``div`` children that hold text. A table of several rows is taken
+    for data even then (a product sheet, a schedule, an infobox: a review found them
+    flattened by the same test without the one-row condition, some by empty ``div``s)."""
+    if next(table.iter("th"), None) is not None or len(table.xpath(_ROWS)) != 1:
         return False
-    return any(sum(child.tag in _PARAGRAPHS for child in cell) >= 2 for cell in table.iter("td"))
+    return any(
+        sum(child.tag in _PARAGRAPHS and bool(text_of(child).strip()) for child in cell) >= 2
+        for cell in table.iter("td")
+    )
+
+
+_ROWS = "./tr | ./thead/tr | ./tbody/tr | ./tfoot/tr"
 
 
 _PARAGRAPHS = frozenset(("p", "div"))
@@ -197,7 +206,7 @@ _PARAGRAPHS = frozenset(("p", "div"))
 
 def _flatten(table: lxml.html.HtmlElement) -> None:
     """Make a layout table a run of ``div`` blocks: its rows, its cells, its sections."""
-    for row in table.xpath("./tr | ./thead/tr | ./tbody/tr | ./tfoot/tr"):
+    for row in table.xpath(_ROWS):
         for cell in row:
             if cell.tag in ("td", "th"):
                 cell.tag = "div"
