@@ -255,7 +255,7 @@ class Dispatcher:
             self.display.start_at(self.counters.done)
             self.scheduler.per_site.update(earlier.pages_per_origin)
             # --max-pages counts what the earlier runs fetched, as --max-pages-per-site does
-            self.dispatched = sum(earlier.visited_by_outcome.values()) + sum(earlier.failed_by_reason.values())
+            self.dispatched = self.counters.done
 
     @property
     def robots_fetches(self) -> int:

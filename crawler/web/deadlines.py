@@ -5,7 +5,7 @@ a ``threading.Timer``: a new thread for every request, which ``start()`` waits f
 it runs, so in a fetcher whose threads hold the GIL converting pages each request first
 waited its turn to start a thread. Here one daemon thread sleeps until the earliest
 armed deadline and calls the callbacks of those that passed; arming one is a heap push
-under a lock, disarming it a flag (the entry is dropped when its time comes), and the
+under a lock, disarming it a flag (the entry is dropped later, below), and the
 thread is woken only when a new deadline comes before every other armed one. Each
 :func:`arm` first drops the disarmed deadlines at the heap's top, so with requests
 ending roughly in the order they began the heap holds about the requests in flight, not

@@ -454,9 +454,9 @@ class HttpClient:
         """:meth:`get` under the wall-clock watchdog, ``exchange`` filled in if given."""
         started = time.monotonic()
         deadline = _Deadline()
+        armed = deadlines.arm(self.total_timeout_s, deadline.expire)
         _ACTIVE.deadline = deadline
         _ACTIVE.exchange = exchange
-        armed = deadlines.arm(self.total_timeout_s, deadline.expire)
         try:
             response = self._get(
                 url, started, max_body_bytes or self.max_body_bytes, method, body_wanted, exchange, headers, cookies
