@@ -106,14 +106,19 @@ def test_per_host_sets_the_cap_by_hand(tmp_path):
     assert summary["visited"] == PAGES
 
 
+def page_requests(servers) -> int:
+    """Requests the servers logged, robots.txt left out."""
+    return sum(n for server in servers for path, n in server.hits.items() if path != "/robots.txt")
+
+
 def test_max_pages_holds_over_a_resume(tmp_path):
     with three_sites() as servers:
         first = run(tmp_path, servers, max_pages=4)
-        fetched = sum(sum(n for path, n in s.hits.items() if path != "/robots.txt") for s in servers)
+        fetched = page_requests(servers)
         again = run(tmp_path, servers, max_pages=4)  # the same command on the finished crawl
-        assert sum(sum(n for path, n in s.hits.items() if path != "/robots.txt") for s in servers) == fetched == 4
+        assert page_requests(servers) == fetched == 4
         more = run(tmp_path, servers, max_pages=6)  # a larger limit: two more URLs
-        assert sum(sum(n for path, n in s.hits.items() if path != "/robots.txt") for s in servers) == 6
+        assert page_requests(servers) == 6
         records = read_records(str(tmp_path / "out"))  # fails on a URL recorded twice
     assert (first["visited"], again["visited"], more["visited"]) == (4, 4, 6)
     assert len(records) == 6 and more["reconciled"]
