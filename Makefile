@@ -3,7 +3,7 @@
 # fails to resolve some packages' extras). The package's bytecode is compiled once
 # there: an editable install leaves that to the first import, and where bytecode is not
 # written (PYTHONDONTWRITEBYTECODE, a read-only tree) every start compiled all of
-# crawler/ again (0.12 s; docs/performance.md, "Start-up").
+# crawler/ again (0.12 s; docs/performance.md, "Real site").
 
 PYTHON ?= python3
 VENV   := .venv
