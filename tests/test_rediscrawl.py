@@ -198,3 +198,36 @@ def test_a_warm_leave_keeps_a_shard_until_its_origins_may_take_a_request(redis_u
     )
     assert holders == [(None, "m:1"), (None, "m:1")]  # shard 0 released at once, 1 kept while unready
     assert crawl.client.get(crawl.lease_key(1)) is None and feed.tokens == {}
+
+
+def _origins_in_shards(crawl: RedisCrawl, count: int) -> list[str]:
+    """``count`` origins, each in a frontier shard of its own."""
+    by_shard: dict[int, str] = {}
+    port = 8000
+    while len(by_shard) < count:
+        origin = f"http://a.test:{port}"
+        by_shard.setdefault(crawl.origin_shard(origin), origin)
+        port += 1
+    return list(by_shard.values())
+
+
+def test_a_machine_holding_only_idle_shards_gets_half_of_the_busy_ones(redis_url):
+    from crawler.engine.clusterfeed import ClusterFeed
+
+    crawl = RedisCrawl(redis_url, "balance", frontier_shards=8)
+    crawl.create_or_join({"seeds": []})
+    origins = _origins_in_shards(crawl, 4)
+    crawl.claim_tasks([page_task(f"{origin}/{n}") for origin in origins for n in range(3)])
+    busy = {crawl.origin_shard(origin) for origin in origins}
+    a = ClusterFeed(crawl, "a", lease_s=30, per_shard=16)
+    b = ClusterFeed(crawl, "b", lease_s=30, per_shard=16)
+    for feed, shards in ((a, set(range(8)) - busy), (b, busy)):  # equal counts: 4 and 4
+        feed.leases.heartbeat()
+        feed.tokens = {shard: feed.leases.acquire(shard) for shard in shards}
+    for now in (0.0, 1.5, 3.0, 4.5):
+        a.tick(now, {}, [])
+        b.tick(now, {}, [])
+    assert len(set(a.tokens) & busy) == len(set(b.tokens) & busy) == 2
+    assert len(a.tokens) == len(b.tokens) == 4 and not set(a.tokens) & set(b.tokens)
+    held = {crawl.client.get(crawl.lease_key(shard)) for shard in range(8)}
+    assert None not in held and {token.split(":")[0] for token in held} == {"a", "b"}

@@ -2,17 +2,20 @@
 
 The dispatcher of a machine started with ``--redis`` calls :meth:`ClusterFeed.tick` once a
 loop turn. Every :data:`REBALANCE_S` (or ``lease_s / 3`` if shorter) the feed announces the
-machine (a heartbeat), renews its leases, and moves toward its share of the frontier shards,
-``ceil(shards / machines alive)``:
+machine (a heartbeat), renews its leases, and moves toward two shares: of the *busy*
+shards (with entries not settled, ``XLEN`` > 0), ``ceil(busy / machines alive)``, and of
+all shards, ``ceil(shards / machines alive)``. The busy share comes first, so a machine
+never sits idle holding only empty shards while another holds every origin with work:
 
-- below it, it takes free shards (a new machine, or one whose holder died) and with each
-  the entries its last holder had read and not settled (``XAUTOCLAIM``): they are fetched
-  again here;
-- above it (a machine joined), it stops dispatching the extra shards' tasks and releases
-  each lease once none of its tasks is in flight here and each of its origins may take a
-  request (its delay, Crawl-delay or Retry-After is over, so the next holder, which
-  starts with no politeness state for them, may send at once); the next holder takes
-  over what this machine had read.
+- below a share, it takes free shards (busy ones first; a new machine, or one whose
+  holder died or gave it up) and with each the entries its last holder had read and not
+  settled (``XAUTOCLAIM``): they are fetched again here;
+- above the busy share, it gives up every second of its busy shards, busiest first;
+  above the whole share, idle ones. It stops dispatching a given-up shard's tasks and
+  releases the lease once none of its tasks is in flight here and each of its origins
+  may take a request (its delay, Crawl-delay or Retry-After is over, so the next holder,
+  which starts with no politeness state for them, may send at once); the next holder
+  takes over what this machine had read.
 
 Between heartbeats it reads new tasks of each shard it holds whenever fewer than half of
 ``per_shard`` of that shard's tasks wait in the local frontier (a shard found empty is
@@ -29,6 +32,7 @@ from __future__ import annotations
 
 import collections
 import logging
+import math
 import random
 import time
 from collections.abc import Callable, Iterable, Mapping
@@ -151,44 +155,60 @@ class ClusterFeed:
     def _rebalance(self, in_flight: Iterable[str], unready: Callable[[], set[int]]) -> list[FetchTask]:
         self.machines = self.leases.heartbeat()
         self._drop_lost()
-        share = self.leases.share(len(self.machines))
+        machines = len(self.machines)
+        share = self.leases.share(machines)
+        lengths = self._lengths()
+        busy = {s for s, length in lengths.items() if length}
+        busy_share = math.ceil(len(busy) / max(1, machines))
+        kept_busy = self._busiest([s for s in self.tokens if s in busy and s not in self.releasing], lengths)
+        if len(kept_busy) > busy_share:  # every second one, busiest first, so both keep work
+            self.releasing.update((kept_busy[1::2] + kept_busy[0::2])[: len(kept_busy) - busy_share])
+            kept_busy = [s for s in kept_busy if s not in self.releasing]
+        tasks: list[FetchTask] = []
+        order = list(range(self.crawl.frontier_shards))
+        start = self._rng.randrange(len(order))
+        order = order[start:] + order[:start]
+        for shard in [s for s in order if s in busy and s not in self.tokens]:
+            if len(kept_busy) >= busy_share:
+                break
+            if self._take(shard, tasks):
+                kept_busy.append(shard)
         kept = [s for s in self.tokens if s not in self.releasing]
         if len(kept) > share:
-            self.releasing.update(self._extras(kept, len(kept) - share))
+            self.releasing.update([s for s in kept if s not in busy][: len(kept) - share])
+        for shard in [s for s in order if s not in busy and s not in self.tokens]:
+            if len(self.tokens) - len(self.releasing) >= share:
+                break
+            self._take(shard, tasks)
         if self.releasing:
-            busy = set(map(self.crawl.frontier_shard, in_flight)) | unready()
-            for shard in [s for s in self.releasing if s not in busy]:
+            waits = set(map(self.crawl.frontier_shard, in_flight)) | unready()
+            for shard in [s for s in self.releasing if s not in waits]:
                 self.leases.release(shard, self.tokens.pop(shard))
                 self.releasing.discard(shard)
-        tasks: list[FetchTask] = []
-        if len(kept) < share:
-            shards = list(range(self.crawl.frontier_shards))
-            start = self._rng.randrange(len(shards))
-            for shard in shards[start:] + shards[:start]:
-                if len(self.tokens) - len(self.releasing) >= share:
-                    break
-                if shard in self.tokens:
-                    continue
-                token = self.leases.acquire(shard)
-                if token is not None:
-                    self.tokens[shard] = token
-                    taken = self.crawl.take_over(shard, self.machine, token)
-                    self.taken_over += len(taken)
-                    tasks += taken
         return tasks
 
-    def _extras(self, kept: list[int], count: int) -> list[int]:
-        """``count`` of the ``kept`` shards to give up: every second busy one (in the order
-        of their entries not settled, read or not, most first), then the idle ones, then
-        the other busy ones, so a machine that joins gets about half of the work, not
-        only empty shards."""
+    def _lengths(self) -> dict[int, int]:
+        """Entries not settled (read or not) in every frontier shard, in one round trip."""
         pipe = self.crawl.client.pipeline(transaction=False)
-        for shard in kept:
+        for shard in range(self.crawl.frontier_shards):
             pipe.xlen(self.crawl.stream_key(shard))
-        held = {shard: int(length) for shard, length in zip(kept, pipe.execute())}
-        busy = sorted((s for s in kept if held[s]), key=lambda s: (-held[s], s))
-        idle = [s for s in kept if not held[s]]
-        return (busy[1::2] + idle + busy[0::2])[:count]
+        return {shard: int(length) for shard, length in enumerate(pipe.execute())}
+
+    @staticmethod
+    def _busiest(shards: list[int], lengths: Mapping[int, int]) -> list[int]:
+        return sorted(shards, key=lambda s: (-lengths[s], s))
+
+    def _take(self, shard: int, tasks: list[FetchTask]) -> bool:
+        """Take ``shard``'s lease if it is free, and the entries its last holder had read
+        and not settled (added to ``tasks``); False if another machine holds it."""
+        token = self.leases.acquire(shard)
+        if token is None:
+            return False
+        self.tokens[shard] = token
+        taken = self.crawl.take_over(shard, self.machine, token)
+        self.taken_over += len(taken)
+        tasks += taken
+        return True
 
     def _read(self, shards: list[int]) -> dict[int, list[FetchTask]]:
         """Up to ``per_shard`` new tasks of each of ``shards``, in one XREADGROUP."""
