@@ -58,6 +58,20 @@ CASES = [
     ("<p><code>a<code>b</code>c`d</code> __x__</p>", "code in code ends at its own end", "``abc`d`` \\_\\_x\\_\\_"),
     ("<p><kbd><kbd>Ctrl</kbd>-<kbd>C</kbd></kbd> &lt;&lt;Up&gt;&gt;</p>", "Sphinx's keys", "`Ctrl-C` <\\<Up>>"),
     ("<p>at most\r\n1. This flag</p>", "a CR LF break, not a list", "at most 1. This flag"),
+    # html-to-markdown 3.21 escapes no block marker in a dt or dd of a dl inside a div
+    # (python3.11-doc's py_compile: the option "-" became an empty list item)
+    ('<div><dl><dt><span class="pre">-</span></dt><dd><p>stdin</p></dd></dl></div>', "a lone dash", "\\-\n\nstdin"),
+    ("<div><dl><dt>- x</dt><dd>+ y</dd></dl></div>", "not list items", "\\- x\n\n\\+ y"),
+    ("<div><dl><dt># x</dt><dd>&gt; y</dd></dl></div>", "not a heading or a quotation", "\\# x\n\n\\> y"),
+    ("<div><dl><dt>---</dt><dd>1.</dd></dl></div>", "not a break or an item", "\\---\n\n1\\."),
+    ("<blockquote><p><span>&gt;</span> q</p></blockquote>", "a quotation of a >", "> \\> q"),
+    ("<ul><li><span>2.</span> two</li></ul>", "an item that opens with a number", "- 2\\. two"),
+    ("<h2>Item <span>#</span></h2>", "not a heading's closing #", "## Item \\#"),
+    # a marker inside a line, in a table cell or before a letter is text: no backslash
+    ('<p>Published <a href="/d">13. March</a></p>', "a date inside a line", "Published [13. March](http://x.test/d)"),
+    ("<p><span>-</span>x and <b>-</b> y</p>", "dashes inside a line", "-x and **-** y"),
+    ("<table><tr><th>#</th></tr><tr><td>1.</td></tr></table>", "a table of ranks", "| # |\n| --- |\n| 1. |"),
+    ("<h2><span>#</span> Item</h2>", "a heading that opens with #", "## # Item"),
 ]
 
 #: (HTML of a main content, what a reader should get, the default converter's Markdown):
@@ -149,6 +163,8 @@ def test_the_tidy_steps_and_escapes_take_time_in_proportion_to_the_page():
         "<p>" + "x<b>.</b>" * 100_000 + "</p>",
         "<div>" + "Use `foo()` and then `bar()` to do the thing. " * 20_000 + "</div>",
         "<p>" + "`" * 200_000 + "</p>",
+        "<h2>" + "<span>#</span> " * 50_000 + "</h2>",  # each # may close the heading
+        "<p>" + "<b>1.</b> " * 100_000 + "</p>",
     ]
     for page in pages:
         started = time.process_time()
@@ -172,6 +188,8 @@ def test_html2text_says_what_the_html_says_but_in_code_spans_with_backticks():
     ]
     exact = [compare(html, md, BASE).text_exact for (html, _, _), md in zip(CASES, got)]
     assert exact == [True, True, True, True, True, False, True]
+    lone_dash = '<div><dl><dt><span class="pre">-</span></dt><dd><p>stdin</p></dd></dl></div>'
+    assert convert(lone_dash, BASE, HTML2TEXT).markdown == "\\-\n\nstdin"  # not an empty list item
     fragment = main_content(
         "<html><body><main><p>a<b> bold</b>x <i>y </i>z</p>"
         "<p><em><span>class</span><span> </span></em>Flask(<em>__name__</em>)</p></main></body></html>"

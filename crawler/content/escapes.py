@@ -19,11 +19,23 @@ What is marked (:data:`HTML_TO_MARKDOWN`):
 * a ``<`` that a letter, ``/``, ``!`` or ``?`` follows: raw HTML or an autolink;
 * an ``&`` that begins a character reference (``&copy;`` would become ``©``);
 * the ``.`` or ``)`` of a number that opens an element's text (``19. Oktober``
-  after a tag can start a line, and an ordered list).
+  after a tag can start a line, and an ordered list);
+* a ``-``, ``+``, ``#``, ``>`` or ``~~~`` that opens an element's text: a list item, a
+  thematic break, a heading, a block quote, a code fence. html-to-markdown escapes
+  these itself, but not in the text of a ``dt`` or ``dd`` whose ``dl`` is inside a
+  ``div`` (3.21: python3.11-doc's ``py_compile`` option ``-`` became an empty list
+  item).
+
+Such a block marker, and a number's ``.`` or ``)``, gets its backslash only where it
+opens a line of the Markdown (after indentation and container markers: ``>``, a
+bullet, a list item's number) and what follows it makes it markup (CommonMark 4.1-4.3,
+5.1, 5.2), or, for ``#``, where it would close a heading: in a table cell, inside a line
+or before a letter (``-x``) it is text as it is, so ``[1. Intro](...)`` keeps no
+backslash.
 
 For html2text (:data:`HTML2TEXT`), which escapes none of these and no bracket in a
 link's text, every ``[`` and ``]`` (an escaped ``]`` beside a bare ``[`` would unbalance
-a link's text: ``[[1\\]](url)``), and a ``#``, ``>`` or ``~`` that opens an element's
+a link's text: ``[[1\\]](url)``), and any ``#``, ``>`` or ``~`` that opens an element's
 text, too.
 
 Outside code, a line break inside text becomes a space: the converters keep the
@@ -40,6 +52,7 @@ text alone.
 
 from __future__ import annotations
 
+import bisect
 import re
 from html import unescape
 
@@ -62,6 +75,8 @@ _MARKS = {
     "&gt;": "\ufdd8",
     "~": "\ufdd9",
     "_": "\ufddc",
+    "-": "\ufdde",
+    "+": "\ufddf",
 }
 #: Stands for a kept line break while the others become spaces.
 _KEPT_BREAK = "\ufddd"
@@ -73,12 +88,23 @@ _CHARS = {stand_in: unescape(char) for char, stand_in in _MARKS.items()}
 #: a python3.11-doc page than with the number's group first).
 _COMMON = (
     r"`|_(?:(?<![^\W_]_)|(?![^\W_]))|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)"
-    r"|\ufdd6(?P<number>\s*\d{1,9})[.)](?=\s)"
+    r"|\ufdd6(?P<number>\s*\d{1,9})[.)](?=[\s\ufdd6]|$)"
 )
-#: What html-to-markdown leaves bare (the module docstring's list).
-HTML_TO_MARKDOWN = re.compile(r"\](?=\ufdd6*[(\[:])|" + _COMMON)
+#: A bullet or a thematic break's ``-`` (what follows it in the Markdown decides, :func:`unmark`).
+_BULLET = r"[-+](?=-*(?:[\s\ufdd6]|$))"
+#: What html-to-markdown leaves bare (the module docstring's list). The markers that
+#: open a block (CommonMark 4.1 thematic break, 4.2 ATX heading, 4.5 fenced code, 5.1
+#: block quote, 5.2 list item) are its own escapes, except in the text of a ``dt`` or
+#: ``dd`` whose ``dl`` is inside a ``div`` (html-to-markdown 3.21), so they are marked
+#: wherever they open an element's text.
+HTML_TO_MARKDOWN = re.compile(
+    r"\](?=\ufdd6*[(\[:])|\ufdd6(?P<opening>\s*)(?:"
+    + _BULLET
+    + r"|#(?=#{0,5}(?:[\s\ufdd6]|$))|&gt;|~(?=~~))|"
+    + _COMMON
+)
 #: What html2text leaves bare.
-HTML2TEXT = re.compile(r"\[|\]|\ufdd6(?P<opening>\s*)(?:#|&gt;|~)|" + _COMMON)
+HTML2TEXT = re.compile(r"\[|\]|\ufdd6(?P<opening>\s*)(?:" + _BULLET + r"|#|&gt;|~)|" + _COMMON)
 
 #: The elements whose text is code, or no text: left as they are. A name is whole
 #: (``<code-example>`` is not ``code``).
@@ -92,6 +118,28 @@ _TAG = re.compile(r"(<[^>]*>)")
 _BETWEEN_TAGS = re.compile(r"\ufdd6[ \t\r\n]*[\r\n][ \t\r\n]*(?=\ufdd6)")
 #: A stand-in in the Markdown.
 _MARKED = re.compile("[" + "".join(_MARKS.values()) + "]")
+#: The stand-ins of block markers: escaped only where they open a line of the Markdown
+#: and what follows makes them markup (in a table cell, after a word or a link's ``[``,
+#: or before a letter, they are text as they are).
+#: Each maps to what must follow it for the marker to open a block (CommonMark 4.1 a
+#: thematic break or 4.3 a setext underline of ``-``, 4.2 an ATX heading, 5.1 a block
+#: quote, 5.2 a list item).
+_AT_LINE_START = {
+    _MARKS["-"]: re.compile(r"[ \t]|$|[- \t]*$", re.MULTILINE),
+    _MARKS["+"]: re.compile(r"(?:[ \t]|$)", re.MULTILINE),
+    _MARKS["#"]: re.compile(r"#{0,5}(?:[ \t]|$)", re.MULTILINE),
+    _MARKS["&gt;"]: re.compile(""),
+    _MARKS["."]: re.compile(r"(?:[ \t]|$)", re.MULTILINE),
+    _MARKS[")"]: re.compile(r"(?:[ \t]|$)", re.MULTILINE),
+}
+#: The stand-ins that follow an ordered list item's number.
+_AFTER_NUMBER = frozenset(_MARKS[char] for char in (".", ")"))
+#: What may open a line before a block marker that is the text's: indentation, block
+#: quote markers and list markers.
+_ATX_OPENING = re.compile(r" {0,3}#{1,6}[ \t]")
+#: What a heading's closing sequence is made of.
+_CLOSING = frozenset(" \t#" + _MARKS["#"])
+_CONTAINERS = re.compile(r"(?:[ \t]*(?:>|[-+*]|\d{1,9}[.)])(?=[ \t]))*[ \t]*(?:>[ \t]*)*")
 
 
 def mark(html: str, escapable: re.Pattern[str] = HTML_TO_MARKDOWN) -> tuple[str, bool]:
@@ -133,13 +181,15 @@ def _split_code(html: str) -> list[str]:
 
 
 def unmark(markdown: str) -> str:
-    """The converter's ``markdown`` with each stand-in as its backslash escape.
+    """The converter's ``markdown`` with each stand-in as its backslash escape, or, for a
+    block marker (:data:`_AT_LINE_START`) that does not open its line, as the character.
 
     A backslash of the page's text right before a marked character needs escaping too;
     the converters escape every backslash of such a run but the last (the stand-in is
     not punctuation to them), so one more is added.
     """
-    return _MARKED.sub(_escape, markdown)
+    lines = _Lines(markdown)
+    return _MARKED.sub(lambda match: _escape(match, lines), markdown)
 
 
 def _stand_in(match: re.Match[str]) -> str:
@@ -150,7 +200,55 @@ def _stand_in(match: re.Match[str]) -> str:
     return lead + _MARKS[text[len(lead) :]]
 
 
-def _escape(match: re.Match[str]) -> str:
-    start = match.start()
-    extra = "\\" if start and match.string[start - 1] == "\\" else ""  # after a run of backslashes
-    return extra + "\\" + _CHARS[match.group()]
+def _escape(match: re.Match[str], lines: _Lines) -> str:
+    start, markdown = match.start(), match.string
+    extra = "\\" if start and markdown[start - 1] == "\\" else ""  # after a run of backslashes
+    stand_in = match.group()
+    rest = _AT_LINE_START.get(stand_in)
+    if rest is not None and not (rest.match(markdown, start + 1) and lines.opens(start, stand_in in _AFTER_NUMBER)):
+        if stand_in != _MARKS["#"] or not lines.closes_heading(start):
+            return extra + _CHARS[stand_in]
+    return extra + "\\" + _CHARS[stand_in]
+
+
+class _Lines:
+    """Where the lines of ``markdown`` start, found once (so a page of one long line
+    with many markers costs linear time), and what opens or closes a line."""
+
+    def __init__(self, markdown: str) -> None:
+        self.markdown = markdown
+        self._starts: list[int] | None = None
+        self._tails: dict[int, int] = {}
+
+    def _bounds(self, at: int) -> tuple[int, int]:
+        """(start, end) of the line of ``at``."""
+        if self._starts is None:
+            self._starts = [0, *(m.end() for m in re.finditer("\n", self.markdown))]
+        index = bisect.bisect_right(self._starts, at) - 1
+        end = self._starts[index + 1] - 1 if index + 1 < len(self._starts) else len(self.markdown)
+        return self._starts[index], end
+
+    def opens(self, at: int, after_number: bool) -> bool:
+        """True if only container markers (CommonMark 5.1, 5.2: ``>``, a bullet, an
+        ordered list's number) and spaces come before ``at`` on its line; past the
+        digits of the number for a ``.`` or ``)``."""
+        line, _end = self._bounds(at)
+        end = at
+        if after_number:
+            while end > line and self.markdown[end - 1].isdigit():
+                end -= 1
+        return _CONTAINERS.fullmatch(self.markdown, line, end) is not None
+
+    def closes_heading(self, at: int) -> bool:
+        """True if the ``#`` at ``at`` would be read as an ATX heading's closing
+        sequence (CommonMark 4.2): its line is a heading and only ``#`` and spaces
+        follow it."""
+        line, end = self._bounds(at)
+        if _ATX_OPENING.match(self.markdown, line) is None:
+            return False
+        if line not in self._tails:  # where the run of #, stand-ins and spaces ending the line begins
+            tail = end
+            while tail > line and self.markdown[tail - 1] in _CLOSING:
+                tail -= 1
+            self._tails[line] = tail
+        return at >= self._tails[line]
