@@ -217,7 +217,7 @@ def test_a_machine_holding_only_idle_shards_gets_half_of_the_busy_ones(redis_url
     crawl = RedisCrawl(redis_url, "balance", frontier_shards=8)
     crawl.create_or_join({"seeds": []})
     origins = _origins_in_shards(crawl, 4)
-    crawl.claim_tasks([page_task(f"{origin}/{n}") for origin in origins for n in range(3)])
+    crawl.claim_tasks([page_task(f"{origin}/{n}") for origin in origins for n in range(10)])
     busy = {crawl.origin_shard(origin) for origin in origins}
     a = ClusterFeed(crawl, "a", lease_s=30, per_shard=16)
     b = ClusterFeed(crawl, "b", lease_s=30, per_shard=16)
@@ -231,3 +231,50 @@ def test_a_machine_holding_only_idle_shards_gets_half_of_the_busy_ones(redis_url
     assert len(a.tokens) == len(b.tokens) == 4 and not set(a.tokens) & set(b.tokens)
     held = {crawl.client.get(crawl.lease_key(shard)) for shard in range(8)}
     assert None not in held and {token.split(":")[0] for token in held} == {"a", "b"}
+
+
+def _feeds_holding(crawl: RedisCrawl, holdings: dict[str, set[int]]) -> dict:
+    """A ClusterFeed per machine, each announced and holding the given shards."""
+    from crawler.engine.clusterfeed import ClusterFeed
+
+    feeds = {name: ClusterFeed(crawl, name, lease_s=30, per_shard=16) for name in holdings}
+    for name, feed in feeds.items():
+        feed.leases.heartbeat()
+        feed.tokens = {shard: feed.leases.acquire(shard) for shard in holdings[name]}
+    return feeds
+
+
+def _acquisitions(crawl: RedisCrawl) -> int:
+    return sum(int(crawl.client.get(crawl.epoch_key(shard)) or 0) for shard in range(crawl.frontier_shards))
+
+
+def test_busy_shards_with_little_work_stay_where_they_are(redis_url):
+    crawl = RedisCrawl(redis_url, "little", frontier_shards=8)
+    crawl.create_or_join({"seeds": []})
+    origins = _origins_in_shards(crawl, 2)
+    crawl.claim_tasks([page_task(f"{origin}/0") for origin in origins])  # one page each: done soon
+    busy = {crawl.origin_shard(origin) for origin in origins}
+    idle = sorted(set(range(8)) - busy)
+    feeds = _feeds_holding(crawl, {"a": set(idle[:4]), "b": busy | set(idle[4:])})  # 4 shards each
+    for now in (0.0, 1.5, 3.0, 4.5, 6.0):
+        for feed in feeds.values():
+            feed.tick(now, {}, [])
+    assert busy <= set(feeds["b"].tokens) and _acquisitions(crawl) == 8  # no handover
+
+
+def test_three_machines_move_one_busy_shard_to_the_idle_one(redis_url):
+    crawl = RedisCrawl(redis_url, "three", frontier_shards=8)
+    crawl.create_or_join({"seeds": []})
+    origins = _origins_in_shards(crawl, 4)
+    crawl.claim_tasks([page_task(f"{origin}/{n}") for origin in origins for n in range(10)])
+    busy = sorted(crawl.origin_shard(origin) for origin in origins)
+    idle = sorted(set(range(8)) - set(busy))
+    feeds = _feeds_holding(crawl, {"a": {*busy[:2], idle[0]}, "b": {*busy[2:], idle[1]}, "c": set(idle[2:])})
+    feeds["a"].tick(0.0, {}, [])
+    assert not feeds["a"].releasing and set(feeds["a"].tokens) >= set(busy[:2])  # uneven once: nothing given yet
+    for now in (1.5, 3.0, 4.5, 6.0, 7.5):
+        for name in ("b", "c", "a"):
+            feeds[name].tick(now, {}, [])
+    held = {name: len(set(feed.tokens) & set(busy)) for name, feed in feeds.items()}
+    assert held == {"a": 1, "b": 2, "c": 1}  # a, first of the two holding most, gave one
+    assert _acquisitions(crawl) == 8 + 1

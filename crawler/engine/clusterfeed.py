@@ -2,19 +2,23 @@
 
 The dispatcher of a machine started with ``--redis`` calls :meth:`ClusterFeed.tick` once a
 loop turn. Every :data:`REBALANCE_S` (or ``lease_s / 3`` if shorter) the feed announces the
-machine (a heartbeat), renews its leases, and moves toward two shares: of the *busy*
-shards (with entries not settled, ``XLEN`` > 0), ``ceil(busy / machines alive)``, and of
-all shards, ``ceil(shards / machines alive)``. The busy share comes first, so a machine
-never sits idle holding only empty shards while another holds every origin with work:
+machine (a heartbeat), renews its leases, reads every shard's length and lease holder,
+and moves toward two shares: of the *busy* shards (with entries not settled, ``XLEN`` >
+0), ``ceil(busy / machines alive)``, and of all shards, ``ceil(shards / machines alive)``.
+The busy shards come first, so a machine does not sit idle holding only empty shards
+while another holds every origin with work:
 
 - below a share, it takes free shards (busy ones first; a new machine, or one whose
   holder died or gave it up) and with each the entries its last holder had read and not
   settled (``XAUTOCLAIM``): they are fetched again here;
-- above the busy share, it gives up every second of its busy shards, busiest first;
-  above the whole share, idle ones. It stops dispatching a given-up shard's tasks and
-  releases the lease once none of its tasks is in flight here and each of its origins
-  may take a request (its delay, Crawl-delay or Retry-After is over, so the next holder,
-  which starts with no politeness state for them, may send at once); the next holder
+- holding the most busy shards (:meth:`ClusterFeed._give_busy`), it gives up half its
+  lead over the least busy machine once that lead has lasted
+  :data:`HANDOVER_ROUNDS` heartbeats, and only shards with
+  :data:`HANDOVER_MIN_ENTRIES` entries or more; above the whole share, idle ones. It
+  stops dispatching a given-up shard's tasks and releases the lease once none of its
+  tasks is in flight here and each of its origins may take a request (its delay,
+  Crawl-delay or Retry-After is over, so the next holder, which starts with no
+  politeness state for them, may send at once); the next holder
   takes over what this machine had read.
 
 Between heartbeats it reads new tasks of each shard it holds whenever fewer than half of
@@ -46,6 +50,11 @@ log = logging.getLogger("crawler")
 #: Most seconds between two heartbeats (each renews the leases and moves toward this
 #: machine's share of the shards): a machine that joins gets work within about this long.
 REBALANCE_S = 1.0
+#: Heartbeats in a row on which this machine holds more busy shards than another (by 2
+#: or more) before it gives some up: a busy set that moves faster is left as it is.
+HANDOVER_ROUNDS = 2
+#: Fewest entries not settled for a busy shard to be worth handing over.
+HANDOVER_MIN_ENTRIES = 8
 #: Seconds before a shard found empty is read again.
 READ_INTERVAL_S = 0.1
 #: Seconds between checks of the shared counts while this machine has nothing to do.
@@ -77,6 +86,7 @@ class ClusterFeed:
         self.machines: list[str] = []
         self._next_beat = 0.0
         self._rng = random.Random()
+        self._uneven = 0  # heartbeats in a row with busy shards to give up
 
     def tick(
         self,
@@ -157,18 +167,17 @@ class ClusterFeed:
         self._drop_lost()
         machines = len(self.machines)
         share = self.leases.share(machines)
-        lengths = self._lengths()
+        lengths, holders = self._survey()
         busy = {s for s, length in lengths.items() if length}
         busy_share = math.ceil(len(busy) / max(1, machines))
         kept_busy = self._busiest([s for s in self.tokens if s in busy and s not in self.releasing], lengths)
-        if len(kept_busy) > busy_share:  # every second one, busiest first, so both keep work
-            self.releasing.update((kept_busy[1::2] + kept_busy[0::2])[: len(kept_busy) - busy_share])
-            kept_busy = [s for s in kept_busy if s not in self.releasing]
+        self._give_busy(kept_busy, busy, holders, lengths)
+        kept_busy = [s for s in kept_busy if s not in self.releasing]
         tasks: list[FetchTask] = []
         order = list(range(self.crawl.frontier_shards))
         start = self._rng.randrange(len(order))
         order = order[start:] + order[:start]
-        for shard in [s for s in order if s in busy and s not in self.tokens]:
+        for shard in [s for s in order if s in busy and holders[s] is None]:
             if len(kept_busy) >= busy_share:
                 break
             if self._take(shard, tasks):
@@ -187,12 +196,47 @@ class ClusterFeed:
                 self.releasing.discard(shard)
         return tasks
 
-    def _lengths(self) -> dict[int, int]:
-        """Entries not settled (read or not) in every frontier shard, in one round trip."""
+    def _give_busy(
+        self, kept_busy: list[int], busy: set[int], holders: Mapping[int, str | None], lengths: Mapping[int, int]
+    ) -> None:
+        """Give up half the difference between this machine's busy shards and the least
+        busy machine's, if no machine holds more (of those that hold as many, the first
+        by name gives) and it has held for :data:`HANDOVER_ROUNDS` heartbeats in a row,
+        and only shards with at least :data:`HANDOVER_MIN_ENTRIES` entries: work that
+        will be done before the taker's next heartbeat is not worth a handover (the
+        shard would wait for a holder meanwhile). Every second one, busiest first, so
+        both keep work."""
+        counts = dict.fromkeys(self.machines, 0)
+        for shard in busy:
+            holder = holders[shard]
+            if holder is not None:
+                machine = holder.rsplit(":", 1)[0]
+                if machine in counts:
+                    counts[machine] += 1
+        counts[self.machine] = mine = len(kept_busy)
+        top = max(counts.values())
+        others = [count for machine, count in counts.items() if machine != self.machine]
+        first = min(machine for machine, count in counts.items() if count == top)  # one gives at a time
+        surplus = (mine - min(others)) // 2 if others and first == self.machine else 0
+        self._uneven = self._uneven + 1 if surplus > 0 else 0
+        if self._uneven < HANDOVER_ROUNDS:
+            return
+        worth = [s for s in kept_busy if lengths[s] >= HANDOVER_MIN_ENTRIES]
+        given = (worth[1::2] + worth[0::2])[:surplus]
+        if given:
+            self.releasing.update(given)
+            self._uneven = 0
+
+    def _survey(self) -> tuple[dict[int, int], dict[int, str | None]]:
+        """Per frontier shard, its entries not settled (read or not) and its lease
+        token (None: free), in one round trip."""
         pipe = self.crawl.client.pipeline(transaction=False)
         for shard in range(self.crawl.frontier_shards):
             pipe.xlen(self.crawl.stream_key(shard))
-        return {shard: int(length) for shard, length in enumerate(pipe.execute())}
+            pipe.get(self.crawl.lease_key(shard))
+        replies = pipe.execute()
+        shards = range(self.crawl.frontier_shards)
+        return {s: int(replies[2 * s]) for s in shards}, {s: replies[2 * s + 1] for s in shards}
 
     @staticmethod
     def _busiest(shards: list[int], lengths: Mapping[int, int]) -> list[int]:
