@@ -217,7 +217,7 @@ def test_a_machine_holding_only_idle_shards_gets_half_of_the_busy_ones(redis_url
     crawl = RedisCrawl(redis_url, "balance", frontier_shards=8)
     crawl.create_or_join({"seeds": []})
     origins = _origins_in_shards(crawl, 4)
-    crawl.claim_tasks([page_task(f"{origin}/{n}") for origin in origins for n in range(10)])
+    crawl.claim_tasks([page_task(f"{origin}/{n}") for origin in origins for n in range(3)])  # a few at a time
     busy = {crawl.origin_shard(origin) for origin in origins}
     a = ClusterFeed(crawl, "a", lease_s=30, per_shard=16)
     b = ClusterFeed(crawl, "b", lease_s=30, per_shard=16)
@@ -248,18 +248,20 @@ def _acquisitions(crawl: RedisCrawl) -> int:
     return sum(int(crawl.client.get(crawl.epoch_key(shard)) or 0) for shard in range(crawl.frontier_shards))
 
 
-def test_busy_shards_with_little_work_stay_where_they_are(redis_url):
-    crawl = RedisCrawl(redis_url, "little", frontier_shards=8)
+def test_work_that_moves_between_origins_faster_than_the_heartbeat_stays_put(redis_url):
+    crawl = RedisCrawl(redis_url, "chain", frontier_shards=8)
     crawl.create_or_join({"seeds": []})
-    origins = _origins_in_shards(crawl, 2)
-    crawl.claim_tasks([page_task(f"{origin}/0") for origin in origins])  # one page each: done soon
-    busy = {crawl.origin_shard(origin) for origin in origins}
-    idle = sorted(set(range(8)) - busy)
-    feeds = _feeds_holding(crawl, {"a": set(idle[:4]), "b": busy | set(idle[4:])})  # 4 shards each
-    for now in (0.0, 1.5, 3.0, 4.5, 6.0):
-        for feed in feeds.values():
-            feed.tick(now, {}, [])
-    assert busy <= set(feeds["b"].tokens) and _acquisitions(crawl) == 8  # no handover
+    origins = _origins_in_shards(crawl, 4)
+    shards = [crawl.origin_shard(origin) for origin in origins]
+    idle = sorted(set(range(8)) - set(shards))
+    feeds = _feeds_holding(crawl, {"a": set(idle), "b": set(shards)})  # 4 shards each
+    for turn in range(12):  # each heartbeat, b's two busy shards are done and the next origins' get a page
+        crawl.claim_tasks([page_task(f"{origins[(turn + k) % 4]}/{turn}") for k in (0, 2)])  # two chains
+        now = 1.5 * turn
+        for task in feeds["b"].tick(now, {}, []):
+            assert crawl.settle(task, "visited") == []
+        feeds["a"].tick(now, {}, [])
+    assert set(feeds["b"].tokens) == set(shards) and _acquisitions(crawl) == 8  # no handover
 
 
 def test_three_machines_move_one_busy_shard_to_the_idle_one(redis_url):

@@ -13,8 +13,8 @@ while another holds every origin with work:
   settled (``XAUTOCLAIM``): they are fetched again here;
 - holding the most busy shards (:meth:`ClusterFeed._give_busy`), it gives up half its
   lead over the least busy machine once that lead has lasted
-  :data:`HANDOVER_ROUNDS` heartbeats, and only shards with
-  :data:`HANDOVER_MIN_ENTRIES` entries or more; above the whole share, idle ones. It
+  :data:`HANDOVER_ROUNDS` heartbeats, and only shards busy on as many heartbeats in a
+  row; above the whole share, idle ones. It
   stops dispatching a given-up shard's tasks and releases the lease once none of its
   tasks is in flight here and each of its origins may take a request (its delay,
   Crawl-delay or Retry-After is over, so the next holder, which starts with no
@@ -51,10 +51,9 @@ log = logging.getLogger("crawler")
 #: machine's share of the shards): a machine that joins gets work within about this long.
 REBALANCE_S = 1.0
 #: Heartbeats in a row on which this machine holds more busy shards than another (by 2
-#: or more) before it gives some up: a busy set that moves faster is left as it is.
+#: or more) before it gives some up, and on which a shard must have been busy to be
+#: given: work that moves between origins faster is left where it is.
 HANDOVER_ROUNDS = 2
-#: Fewest entries not settled for a busy shard to be worth handing over.
-HANDOVER_MIN_ENTRIES = 8
 #: Seconds before a shard found empty is read again.
 READ_INTERVAL_S = 0.1
 #: Seconds between checks of the shared counts while this machine has nothing to do.
@@ -87,6 +86,7 @@ class ClusterFeed:
         self._next_beat = 0.0
         self._rng = random.Random()
         self._uneven = 0  # heartbeats in a row with busy shards to give up
+        self._busy_for: dict[int, int] = {}  # shard -> heartbeats in a row it was busy
 
     def tick(
         self,
@@ -169,9 +169,10 @@ class ClusterFeed:
         share = self.leases.share(machines)
         lengths, holders = self._survey()
         busy = {s for s, length in lengths.items() if length}
+        self._busy_for = {s: self._busy_for.get(s, 0) + 1 for s in busy}
         busy_share = math.ceil(len(busy) / max(1, machines))
         kept_busy = self._busiest([s for s in self.tokens if s in busy and s not in self.releasing], lengths)
-        self._give_busy(kept_busy, busy, holders, lengths)
+        self._give_busy(kept_busy, busy, holders)
         kept_busy = [s for s in kept_busy if s not in self.releasing]
         tasks: list[FetchTask] = []
         order = list(range(self.crawl.frontier_shards))
@@ -196,15 +197,13 @@ class ClusterFeed:
                 self.releasing.discard(shard)
         return tasks
 
-    def _give_busy(
-        self, kept_busy: list[int], busy: set[int], holders: Mapping[int, str | None], lengths: Mapping[int, int]
-    ) -> None:
+    def _give_busy(self, kept_busy: list[int], busy: set[int], holders: Mapping[int, str | None]) -> None:
         """Give up half the difference between this machine's busy shards and the least
         busy machine's, if no machine holds more (of those that hold as many, the first
         by name gives) and it has held for :data:`HANDOVER_ROUNDS` heartbeats in a row,
-        and only shards with at least :data:`HANDOVER_MIN_ENTRIES` entries: work that
-        will be done before the taker's next heartbeat is not worth a handover (the
-        shard would wait for a holder meanwhile). Every second one, busiest first, so
+        and only shards busy on as many heartbeats in a row: a shard whose work will be
+        done before the taker's next heartbeat is not worth a handover (it would wait
+        for a holder meanwhile). Every second one of ``kept_busy`` (busiest first), so
         both keep work."""
         counts = dict.fromkeys(self.machines, 0)
         for shard in busy:
@@ -221,7 +220,7 @@ class ClusterFeed:
         self._uneven = self._uneven + 1 if surplus > 0 else 0
         if self._uneven < HANDOVER_ROUNDS:
             return
-        worth = [s for s in kept_busy if lengths[s] >= HANDOVER_MIN_ENTRIES]
+        worth = [s for s in kept_busy if self._busy_for.get(s, 0) >= HANDOVER_ROUNDS]
         given = (worth[1::2] + worth[0::2])[:surplus]
         if given:
             self.releasing.update(given)
