@@ -103,8 +103,9 @@ HTML_TO_MARKDOWN = re.compile(
     + r"|#(?=#{0,5}(?:[\s\ufdd6]|$))|&gt;|~(?=~~))|"
     + _COMMON
 )
-#: What html2text leaves bare.
-HTML2TEXT = re.compile(r"\[|\]|\ufdd6(?P<opening>\s*)(?:" + _BULLET + r"|#|&gt;|~)|" + _COMMON)
+#: What html2text leaves bare. Not ``-`` or ``+``: it escapes a bullet itself, and writes
+#: a ``dd`` indented by four spaces, an indented code block, where a backslash would show.
+HTML2TEXT = re.compile(r"\[|\]|\ufdd6(?P<opening>\s*)(?:#|&gt;|~)|" + _COMMON)
 
 #: The elements whose text is code, or no text: left as they are. A name is whole
 #: (``<code-example>`` is not ``code``).
@@ -135,11 +136,15 @@ _AT_LINE_START = {
 #: The stand-ins that follow an ordered list item's number.
 _AFTER_NUMBER = frozenset(_MARKS[char] for char in (".", ")"))
 #: What may open a line before a block marker that is the text's: indentation, block
-#: quote markers and list markers.
-_ATX_OPENING = re.compile(r" {0,3}#{1,6}[ \t]")
+#: quote markers and list markers (each way to split a run of them is one match, so a
+#: line deep in block quotes costs no backtracking).
+_CONTAINERS = re.compile(r"(?:[ \t]*(?:>|[-+*](?=[ \t])|\d{1,9}[.)](?=[ \t])))*[ \t]*")
+#: An ATX heading's opening sequence, after the line's container markers.
+_ATX_OPENING = re.compile(r"#{1,6}[ \t]")
 #: What a heading's closing sequence is made of.
-_CLOSING = frozenset(" \t#" + _MARKS["#"])
-_CONTAINERS = re.compile(r"(?:[ \t]*(?:>|[-+*]|\d{1,9}[.)])(?=[ \t]))*[ \t]*(?:>[ \t]*)*")
+_CLOSING = frozenset(" \t#")
+#: The stand-ins as the characters they stand for (one for one, so positions hold).
+_PLAIN = str.maketrans(_CHARS)
 
 
 def mark(html: str, escapable: re.Pattern[str] = HTML_TO_MARKDOWN) -> tuple[str, bool]:
@@ -184,9 +189,10 @@ def unmark(markdown: str) -> str:
     """The converter's ``markdown`` with each stand-in as its backslash escape, or, for a
     block marker (:data:`_AT_LINE_START`) that does not open its line, as the character.
 
-    A backslash of the page's text right before a marked character needs escaping too;
-    the converters escape every backslash of such a run but the last (the stand-in is
-    not punctuation to them), so one more is added.
+    A backslash of the page's text right before a marked character must not escape it:
+    where the backslashes before a stand-in are an odd run, the last one is bare (a
+    converter leaves it so, the stand-in not being punctuation to it), and one more is
+    added.
     """
     lines = _Lines(markdown)
     return _MARKED.sub(lambda match: _escape(match, lines), markdown)
@@ -202,23 +208,38 @@ def _stand_in(match: re.Match[str]) -> str:
 
 def _escape(match: re.Match[str], lines: _Lines) -> str:
     start, markdown = match.start(), match.string
-    extra = "\\" if start and markdown[start - 1] == "\\" else ""  # after a run of backslashes
+    run = start
+    while run and markdown[run - 1] == "\\":
+        run -= 1
+    extra = "\\" if (start - run) % 2 else ""  # the bare backslash before it, escaped
     stand_in = match.group()
     rest = _AT_LINE_START.get(stand_in)
-    if rest is not None and not (rest.match(markdown, start + 1) and lines.opens(start, stand_in in _AFTER_NUMBER)):
+    if rest is not None and not (rest.match(lines.plain, start + 1) and lines.opens(start, stand_in in _AFTER_NUMBER)):
         if stand_in != _MARKS["#"] or not lines.closes_heading(start):
             return extra + _CHARS[stand_in]
     return extra + "\\" + _CHARS[stand_in]
 
 
 class _Lines:
-    """Where the lines of ``markdown`` start, found once (so a page of one long line
-    with many markers costs linear time), and what opens or closes a line."""
+    """The lines of a converter's ``markdown`` as a CommonMark reader splits them, read
+    in :attr:`plain` (the stand-ins as their characters, so markers split across
+    elements, ``<b>-</b><b>-</b>``, read as one run), each line's bounds, container
+    markers and heading tail found once (so a page of one long line with many markers,
+    or deep in block quotes, costs linear time)."""
 
     def __init__(self, markdown: str) -> None:
         self.markdown = markdown
+        self._plain: str | None = None
         self._starts: list[int] | None = None
-        self._tails: dict[int, int] = {}
+        self._containers: dict[int, int] = {}  # line start -> end of its container markers
+        self._tails: dict[int, int | None] = {}  # line start -> start of a heading's closing run
+
+    @property
+    def plain(self) -> str:
+        """``markdown`` with each stand-in as the character it stands for."""
+        if self._plain is None:
+            self._plain = self.markdown.translate(_PLAIN)
+        return self._plain
 
     def _bounds(self, at: int) -> tuple[int, int]:
         """(start, end) of the line of ``at``."""
@@ -227,6 +248,12 @@ class _Lines:
         index = bisect.bisect_right(self._starts, at) - 1
         end = self._starts[index + 1] - 1 if index + 1 < len(self._starts) else len(self.markdown)
         return self._starts[index], end
+
+    def _container_end(self, line: int) -> int:
+        if line not in self._containers:
+            found = _CONTAINERS.match(self.plain, line)
+            self._containers[line] = found.end() if found else line
+        return self._containers[line]
 
     def opens(self, at: int, after_number: bool) -> bool:
         """True if only container markers (CommonMark 5.1, 5.2: ``>``, a bullet, an
@@ -237,18 +264,19 @@ class _Lines:
         if after_number:
             while end > line and self.markdown[end - 1].isdigit():
                 end -= 1
-        return _CONTAINERS.fullmatch(self.markdown, line, end) is not None
+        return end <= self._container_end(line)
 
     def closes_heading(self, at: int) -> bool:
         """True if the ``#`` at ``at`` would be read as an ATX heading's closing
-        sequence (CommonMark 4.2): its line is a heading and only ``#`` and spaces
-        follow it."""
+        sequence (CommonMark 4.2): its line is a heading (after container markers) and
+        only ``#`` and spaces follow it."""
         line, end = self._bounds(at)
-        if _ATX_OPENING.match(self.markdown, line) is None:
-            return False
-        if line not in self._tails:  # where the run of #, stand-ins and spaces ending the line begins
-            tail = end
-            while tail > line and self.markdown[tail - 1] in _CLOSING:
-                tail -= 1
+        if line not in self._tails:
+            tail = None
+            if _ATX_OPENING.match(self.plain, self._container_end(line)):
+                tail = end
+                while tail > line and self.plain[tail - 1] in _CLOSING:
+                    tail -= 1
             self._tails[line] = tail
-        return at >= self._tails[line]
+        tail = self._tails[line]
+        return tail is not None and at >= tail
