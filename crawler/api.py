@@ -39,7 +39,7 @@ from crawler.engine.signals import StopOnSignal, signals_deferred
 from crawler.engine.statestore import StateStore
 from crawler.engine.visited import VisitedProxy, start_manager
 from crawler.errors import Aborted, ConfigError, CrawlerError, FetcherDied, ManagerDied, OutputError, SeedFailed
-from crawler.output import card, generations, map_report, mirror, sites, warc
+from crawler.output import card, folderlock, generations, map_report, mirror, sites, warc
 from crawler.output.graph import LinkGraph, write_tree
 from crawler.output.shards import finish_shards, write_manifest
 from crawler.web.urlnorm import origin_of
@@ -78,7 +78,8 @@ def crawl(config: CrawlConfig, signals: StopOnSignal | None = None) -> dict:
 
     Raises:
         ConfigError: an invalid setting.
-        OutputError: the output folder is not writable.
+        OutputError: the output folder is not writable, or another crawl runs in it
+            (:mod:`crawler.output.folderlock`).
         KeyboardInterrupt: a second Ctrl-C/SIGTERM aborted the crawl (outputs written).
         SeedFailed: nothing was visited because the seed failed (outputs are still
             written, so the failure's record is there to read).
@@ -93,7 +94,8 @@ def crawl(config: CrawlConfig, signals: StopOnSignal | None = None) -> dict:
     signals = signals or StopOnSignal()
     signals.install()
     try:
-        return _crawl(config, signals)
+        with folderlock.hold(config.out_dir):
+            return _crawl(config, signals)
     finally:
         if owned:
             signals.restore()
@@ -188,6 +190,12 @@ def map_site(config: CrawlConfig, signals: StopOnSignal | None = None) -> dict:
     """
     config = config.validated()
     prepare_output(config.out_dir)
+    with folderlock.hold(config.out_dir):
+        return _map_site(config, signals)
+
+
+def _map_site(config: CrawlConfig, signals: StopOnSignal | None) -> dict:
+    """:func:`map_site` with ``config.out_dir`` held."""
     walk = dataclasses.replace(
         config,
         mode="map",

@@ -13,6 +13,8 @@ import sys
 import pytest
 
 from crawler.engine.resume import cut_partial_line
+from crawler.errors import OutputError
+from crawler.output import folderlock
 from tests.helpers.crawlutil import read_records
 from tests.helpers.generatedsite import DEADLINE_S, PAGES, GeneratedSite, markdown_by_path, start
 from tests.helpers.siteserver import Route, SiteServer
@@ -67,6 +69,36 @@ def test_sigint_stops_with_exit_0_and_a_resume_finishes(tmp_path, reference):
     summary = json.loads((out / "summary.json").read_text("utf-8"))
     assert (summary["pages"], summary["skipped"], summary["stopped"]) == (PAGES, 0, None)
     assert summary["reconciled"]
+
+
+def test_a_second_crawl_in_the_folder_of_a_running_one_stops_at_once(tmp_path, reference):
+    out = tmp_path / "out"
+    with GeneratedSite(wanted=20) as site:
+        first = start(site, out)
+        assert site.reached.wait(DEADLINE_S)
+        second = start(site, out, "--quiet")
+        _, err = second.communicate(timeout=DEADLINE_S)
+        assert second.returncode == 2 and first.poll() is None  # refused while the first runs
+        assert err.splitlines() == [
+            f"crawler: error: another crawl is running in {out} (pid {first.pid}): wait for it to end, "
+            "or stop it (Ctrl-C) and run the command again to resume"
+        ]
+        _, first_err = first.communicate(timeout=DEADLINE_S)
+        hits = dict(site.hits)
+    assert first.returncode == 0, first_err
+    assert markdown_by_path(read_records(str(out)), site) == reference
+    assert max(hits.values()) == 1  # every page and robots.txt requested once
+    summary = json.loads((out / "summary.json").read_text("utf-8"))
+    assert (summary["pages"], summary["reconciled"]) == (PAGES, True)
+
+
+def test_the_folder_lock_names_its_holder_and_goes_with_it(tmp_path):
+    with folderlock.hold(str(tmp_path)):
+        with pytest.raises(OutputError, match=rf"another crawl is running in {tmp_path} \(pid {os.getpid()}\)"):
+            with folderlock.hold(str(tmp_path)):  # another open file description: refused as another process is
+                pass
+    with folderlock.hold(str(tmp_path)):  # released
+        assert (tmp_path / folderlock.LOCK_FILE).read_text() == f"{os.getpid()}\n"
 
 
 def test_another_seed_in_the_same_folder_is_an_error_unless_restart(tmp_path):

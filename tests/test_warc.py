@@ -136,6 +136,7 @@ def test_without_warc_no_file_is_written(tmp_path):
         run_crawl(tmp_path, site.url("/"), workers=1, threads=1)
     assert warc_files(str(tmp_path / "out")) == []
     assert sorted(os.listdir(tmp_path / "out")) == [
+        ".lock",
         "README.md",
         "edges-00.tsv",
         "edges.tsv",
