@@ -55,7 +55,7 @@ def prepare_output(out_dir: str) -> None:
     """
     try:
         os.makedirs(out_dir, exist_ok=True)
-        probe = os.path.join(out_dir, ".write-test")
+        probe = os.path.join(out_dir, f".write-test-{os.getpid()}")  # two runs racing each probe their own
         with open(probe, "w") as f:
             f.write("ok")
         os.remove(probe)

@@ -29,6 +29,7 @@ from crawler.engine.frontier import MemoryFrontier
 from crawler.engine.rediscrawl import RedisCrawl
 from crawler.engine.signals import StopOnSignal, signals_deferred
 from crawler.errors import Aborted, CrawlerError, FetcherDied, OutputError
+from crawler.output import folderlock
 from crawler.output.merge import CLUSTER_JSON
 
 log = logging.getLogger("crawler")
@@ -65,14 +66,23 @@ def crawl_cluster(config: CrawlConfig, signals: StopOnSignal | None = None) -> d
         ClusterMismatch: the crawl name holds other seeds or scope.
         RedisUnavailable: Redis could not be reached (or failed) past the retries.
         KeyboardInterrupt: a second Ctrl-C (what this machine held goes to the others).
+        OutputError: another run holds ``--out`` (:mod:`crawler.output.folderlock`).
     """
-    import redis
-
     config = config.validated()
     assert config.redis is not None  # validated() checked it
     _check_fresh(config.out_dir)
     reach(config.redis)
     prepare_output(config.out_dir)
+    with folderlock.hold(config.out_dir):
+        return _hold_and_run(config, signals)
+
+
+def _hold_and_run(config: CrawlConfig, signals: StopOnSignal | None) -> dict:
+    """:func:`crawl_cluster` with ``config.out_dir`` held (:mod:`crawler.output.folderlock`)."""
+    import redis
+
+    assert config.redis is not None
+    _check_fresh(config.out_dir)  # again, held: a machine started at the same moment is refused
     with open(os.path.join(config.out_dir, CLUSTER_FILE), "w", encoding="utf-8") as f:
         json.dump({"crawl_name": config.cluster_name(), "redis": redacted(config.redis)}, f)
         f.write("\n")
@@ -116,7 +126,7 @@ def reach(url: str) -> None:
 
 def _check_fresh(out_dir: str) -> None:
     """``--out`` must be new or empty: each run of a machine writes its own folder."""
-    if os.path.isdir(out_dir) and os.listdir(out_dir):
+    if os.path.isdir(out_dir) and folderlock.entries(out_dir):
         raise OutputError(
             f"{out_dir} holds an earlier run: with --redis, give every run its own --out "
             "(what a stopped run left is in Redis; `python -m crawler merge` gathers the folders)"

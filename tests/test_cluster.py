@@ -499,3 +499,25 @@ def test_an_unreachable_redis_is_a_one_line_error_at_once(tmp_path):
     [line] = err.strip().splitlines()
     assert line.startswith("crawler: error: cannot reach Redis at redis://:***@127.0.0.1:") and "secret" not in line
     assert not (tmp_path / "a").exists()
+
+
+def test_a_plain_crawl_in_a_running_machines_folder_is_refused(tmp_path, redis_server):
+    with sites(1, delay_s=0.05) as servers:
+        seeds = seed_file(tmp_path, servers)
+        a = machine("a", tmp_path / "a", seeds, redis_server.url)
+        wait_for(lambda: len(servers[0].requests) >= 5)
+        plain = subprocess.run(
+            [sys.executable, "-m", "crawler", servers[0].url("/0"), "--out", str(tmp_path / "a"), "--quiet"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=DEADLINE_S,
+        )
+        assert a.poll() is None and plain.returncode == 2
+        assert plain.stderr.splitlines() == [
+            f"crawler: error: another crawl is running in {tmp_path / 'a'} (pid {a.pid}): wait for it to end, "
+            "or stop it (Ctrl-C) and run the command again to resume"
+        ]
+        finish(a)
+        assert set(page_gets(servers).values()) == {1}
+    assert {r["url"] for r in all_records(tmp_path / "a")} == expected_pages(servers)

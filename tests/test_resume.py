@@ -99,6 +99,7 @@ def test_the_folder_lock_names_its_holder_and_goes_with_it(tmp_path):
                 pass
     with folderlock.hold(str(tmp_path)):  # released
         assert (tmp_path / folderlock.LOCK_FILE).read_text() == f"{os.getpid()}\n"
+    assert folderlock.entries(str(tmp_path)) == []  # a bare lock is no earlier run (merge, export, --redis)
 
 
 def test_another_seed_in_the_same_folder_is_an_error_unless_restart(tmp_path):

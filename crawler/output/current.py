@@ -27,6 +27,7 @@ import sqlite3
 from collections.abc import Callable, Iterator
 
 from crawler.errors import ConfigError
+from crawler.output import folderlock
 from crawler.output.shards import (
     COMPRESSIONS,
     DEFAULT_SHARD_BYTES,
@@ -199,7 +200,7 @@ def prepare_target(to_dir: str, out_dir: str, ours: Callable[[str], bool]) -> No
     if os.path.exists(to_dir):
         if os.path.samefile(to_dir, out_dir):
             raise ConfigError(f"--to {to_dir} must not be the crawl's folder")
-        others = sorted(name for name in os.listdir(to_dir) if not ours(name))
+        others = sorted(name for name in folderlock.entries(to_dir) if not ours(name))
         if others:
             raise ConfigError(f"--to {to_dir} holds files this export did not write ({others[0]}, ...)")
     os.makedirs(to_dir, exist_ok=True)

@@ -7,9 +7,13 @@ recorded the same URLs. :func:`hold` takes an exclusive advisory lock on ``OUT/.
 process id in it, so a second run stops at once with the first one's pid.
 
 The kernel drops the lock when the last descriptor of it closes: a crawl killed with
-SIGKILL leaves no stale lock (the next run resumes), and processes forked by the crawl
-(the manager, fetchers) hold it until they exit too, so nothing of the first run writes
-beside a second one. POSIX only, like the rest of the crawl's process handling.
+SIGKILL leaves no stale lock (the next run resumes). Under the ``fork`` start method (the
+default) the crawl's children (the manager, fetchers) share the descriptor and hold the
+lock until they exit too; under ``spawn`` and ``forkserver`` they do not (the descriptor
+is close-on-exec), so for the few tens of milliseconds between a SIGKILL of the main
+process and its children's exit (:mod:`crawler.engine.lifeline`) the folder is free
+while they write their last lines. A bare ``.lock`` does not make a folder hold a run
+(:func:`entries`). POSIX only, like the rest of the crawl's process handling.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import time
 from collections.abc import Iterator
 
 from crawler.errors import OutputError
@@ -42,7 +47,7 @@ def hold(out_dir: str) -> Iterator[None]:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "unknown"
+            holder = _holder(fd)
             raise OutputError(
                 f"another crawl is running in {out_dir} (pid {holder}): wait for it to end, or stop it "
                 "(Ctrl-C) and run the command again to resume"
@@ -52,3 +57,19 @@ def hold(out_dir: str) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def entries(folder: str) -> list[str]:
+    """The names in ``folder`` but the lock file: what a run, a merge or an export left."""
+    return [name for name in os.listdir(folder) if name != LOCK_FILE]
+
+
+def _holder(fd: int, wait_s: float = 0.5) -> str:
+    """The pid written in the lock file: the holder writes it just after it locks, so a
+    racing second run waits up to ``wait_s`` for it; ``unknown`` if it never comes."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        if holder or time.monotonic() >= deadline:
+            return holder or "unknown"
+        time.sleep(0.01)

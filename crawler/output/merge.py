@@ -24,6 +24,7 @@ import os
 from collections.abc import Iterator, Sequence
 
 from crawler.errors import OutputError
+from crawler.output import folderlock
 from crawler.output.card import write_card
 from crawler.output.graph import LinkGraph, write_tree
 from crawler.output.shards import (
@@ -170,7 +171,7 @@ def _check(folders: list[str], out_dir: str) -> None:
             raise OutputError(f"{folder}: no page shards, summary.json or {SKIP_LOG}: not a crawl's output folder")
     if out_dir in folders:
         raise OutputError(f"--out {out_dir} is one of the folders merged: give a new folder")
-    if os.path.isdir(out_dir) and os.listdir(out_dir):
+    if os.path.isdir(out_dir) and folderlock.entries(out_dir):
         raise OutputError(f"--out {out_dir} is not empty: give a new folder")
 
 
