@@ -125,13 +125,14 @@ _MARKED = re.compile("[" + "".join(_MARKS.values()) + "]")
 #: Each maps to what must follow it for the marker to open a block (CommonMark 4.1 a
 #: thematic break or 4.3 a setext underline of ``-``, 4.2 an ATX heading, 5.1 a block
 #: quote, 5.2 a list item).
+_SPACE_OR_END = re.compile(r"[ \t]|$", re.MULTILINE)
 _AT_LINE_START = {
     _MARKS["-"]: re.compile(r"[ \t]|$|[- \t]*$", re.MULTILINE),
-    _MARKS["+"]: re.compile(r"(?:[ \t]|$)", re.MULTILINE),
+    _MARKS["+"]: _SPACE_OR_END,
     _MARKS["#"]: re.compile(r"#{0,5}(?:[ \t]|$)", re.MULTILINE),
     _MARKS["&gt;"]: re.compile(""),
-    _MARKS["."]: re.compile(r"(?:[ \t]|$)", re.MULTILINE),
-    _MARKS[")"]: re.compile(r"(?:[ \t]|$)", re.MULTILINE),
+    _MARKS["."]: _SPACE_OR_END,
+    _MARKS[")"]: _SPACE_OR_END,
 }
 #: The stand-ins that follow an ordered list item's number.
 _AFTER_NUMBER = frozenset(_MARKS[char] for char in (".", ")"))
