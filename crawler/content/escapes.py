@@ -144,8 +144,6 @@ _CONTAINERS = re.compile(r"(?:[ \t]*(?:>|[-+*](?=[ \t])|\d{1,9}[.)](?=[ \t])))*[
 _ATX_OPENING = re.compile(r"#{1,6}[ \t]")
 #: What a heading's closing sequence is made of.
 _CLOSING = frozenset(" \t#")
-#: The stand-ins as the characters they stand for (one for one, so positions hold).
-_PLAIN = str.maketrans(_CHARS)
 
 
 def mark(html: str, escapable: re.Pattern[str] = HTML_TO_MARKDOWN) -> tuple[str, bool]:
@@ -199,6 +197,11 @@ def unmark(markdown: str) -> str:
     return _MARKED.sub(lambda match: _escape(match, lines), markdown)
 
 
+def _as_char(match: re.Match[str]) -> str:
+    """The character a stand-in stands for (one for one, so positions hold)."""
+    return _CHARS[match.group()]
+
+
 def _stand_in(match: re.Match[str]) -> str:
     """The stand-in of the matched character, after the tag and number before it."""
     text, groups = match.group(), match.groupdict()
@@ -239,7 +242,7 @@ class _Lines:
     def plain(self) -> str:
         """``markdown`` with each stand-in as the character it stands for."""
         if self._plain is None:
-            self._plain = self.markdown.translate(_PLAIN)
+            self._plain = _MARKED.sub(_as_char, self.markdown)  # str.translate: a dict look-up a character
         return self._plain
 
     def _bounds(self, at: int) -> tuple[int, int]:
