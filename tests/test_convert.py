@@ -97,6 +97,23 @@ FRAGMENTS = [
     ("<p>Montauk<strong>.</strong> x<b>\"a\"</b>y</p>", "emphasis CommonMark cannot say", 'Montauk. x"a"y'),
     ("<p>a <b>bold</b>, <em>(x)</em></p>", "emphasis it can", "a **bold**, *(x)*"),
     ("<em><p>one</p><p>two</p></em>", "no emphasis across paragraphs", "one\n\ntwo"),
+    ("<p>x <b>Adresse:<br>\n<br>Essen</b> y</p>", "no emphasis across a blank line", "x Adresse:  \n\nEssen y"),
+    ("<p>x <b>a<br>b</b> y</p>", "emphasis across one line break", "x **a  \nb** y"),
+    (
+        "<p>x<b><br><br>a.<br><br></b>b</p>",
+        "emphasis with line breaks at its ends, which the converter moves out",
+        "x  \n\\\n**a.**  \nb",
+    ),
+    (
+        '<p><strong><em>"guru"</em></strong><strong></strong>par <span><b>"x"</b></span>y</p>',
+        "emphasis next to a word past an empty or plain element",
+        '"guru"par "x"y',
+    ),
+    (
+        '<p><b>"x"</b><img src="i.png" alt="">y <b><i>x</i> y</b> z</p>',
+        "emphasis next to an image or another",
+        '**"x"**![](http://x.test/dir/i.png)y ***x* y** z',
+    ),
     ("<figure><figcaption><b>Photo</b> / AP</figcaption></figure>", "a caption", "**Photo** / AP"),
     (
         "<table><tr><td><ul><li>a</li><li>b</li></ul></td><td><ul><li>c</li></ul></td></tr></table>",
@@ -367,3 +384,15 @@ def test_a_page_nested_past_256_levels_keeps_its_text_and_links():
         None,
     )
     assert extract(html).hrefs == ("/deep",)
+
+
+def test_the_emphasis_rules_walk_text_nested_deeper_than_pythons_stack():
+    # the walk over an emphasis's text and line breaks (two breaks in a row end a
+    # paragraph) must not recurse: lxml parses 1,500 levels (up to 2,048), Python's stack 1,000
+    from crawler.content.document import parse
+    from crawler.content.fragment import prepare
+
+    root = parse("<html><body><p><b>" + "<span>" * 1500 + "x<br><br>y" + "</span>" * 1500 + "</b>z</p></body></html>")
+    paragraph = root.find(".//p")
+    prepare(paragraph)
+    assert paragraph.find("b") is None and paragraph.text_content() == "xyz"

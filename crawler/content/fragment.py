@@ -34,10 +34,13 @@ The steps, each a rule a reader of the Markdown would ask for:
    (html-to-markdown wrote such a table of links as one list item; it still does so with
    a table of several rows, which is kept as a table: most of those are data).
 5. **Emphasis a CommonMark document cannot say is unwrapped**: ``b``, ``strong``,
-   ``em`` and ``i`` around block content (paragraphs, lists, headings: a delimiter
-   run cannot span paragraphs), and those whose delimiters would not be left- and
-   right-flanking (CommonMark 0.31, 6.2: ``Montauk<b>.</b>`` would give
-   ``Montauk**.**``, shown with its asterisks). The text is kept; only the emphasis goes.
+   ``em`` and ``i`` around block content (paragraphs, lists, headings, or two line
+   breaks in a row, which the converter writes as a blank line: a delimiter run cannot
+   span paragraphs), and those whose delimiters would not be left- and right-flanking
+   (CommonMark 0.31, 6.2: ``Montauk<b>.</b>`` would give ``Montauk**.**``, shown with
+   its asterisks), the characters next to them read past elements that show nothing
+   and out of ``span``-like elements and outer emphasis. The text is kept; only the
+   emphasis goes.
    The whitespace at the ends of the emphasis that stays is moved outside it
    (html2text strips it: ``a<b> bold</b>`` gave ``a**bold**``).
    A ``figcaption`` becomes a ``div``: html-to-markdown writes a caption in emphasis,
@@ -53,7 +56,9 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 
+import lxml.etree
 import lxml.html
 
 from crawler.content.document import text_of
@@ -87,12 +92,24 @@ _EMPHASIS = ("b", "strong", "em", "i")
 #: What a pipe table's cell cannot hold (a row is one line): a table with one of these
 #: in a cell is for layout.
 _CELL_BLOCKS = ("ul", "ol", "dl", "pre", "blockquote", "table", "h1", "h2", "h3", "h4", "h5", "h6")
+#: Inline elements whose edges are not where an emphasis inside them meets other
+#: markup: those the converter writes as their content alone, and emphasis (a
+#: delimiter run at its edge joins the outer one, ``***``, whose neighbours count).
+_TRANSPARENT = frozenset(
+    ("span", "font", "small", "big", "abbr", "label", "time", "mark", "bdi", "bdo", "data", *_EMPHASIS)
+)
+#: Elements the converter writes as markup of their own, text or not (an image's
+#: ``![]()``, a line break): next to an emphasis they are not a word.
+_SHOWN_EMPTY = ("img", "br", "input", "hr")
+#: Elements written as code spans.
+_CODE_SPANS = frozenset(("code", "kbd", "samp", "tt"))
 #: Block content an emphasis delimiter run cannot span (CommonMark: inlines live inside
 #: one paragraph or heading).
 _BLOCKS = (
     *("p", "div", "ul", "ol", "li", "dl", "dt", "dd", "table", "pre", "blockquote", "figure"),
     *("h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "hr", "header", "footer"),
 )
+_BLOCK_TAGS = frozenset(_BLOCKS)
 
 
 def prepare(fragment: lxml.html.HtmlElement) -> None:
@@ -254,21 +271,61 @@ def _whitespace_outside(element: lxml.html.HtmlElement) -> None:
 
 
 def _holds_block(element: lxml.html.HtmlElement) -> bool:
-    return next(element.iter(*_BLOCKS), None) is not None
+    """Whether ``element`` holds a block, or two line breaks with only whitespace between
+    them and text on both sides (the converter writes them as a blank line, which ends a
+    paragraph; at the emphasis's start or end it trims them)."""
+    line_breaks = False
+    for inner in element.iter(*_BLOCKS, "br"):
+        if inner.tag != "br":
+            return True
+        line_breaks = True
+    if not line_breaks:
+        return False
+    text_before = breaks = 0
+    for piece in _flow(element):
+        if piece is None:  # a line break
+            breaks += 1
+        elif piece.strip():
+            if text_before and breaks >= 2:
+                return True
+            text_before, breaks = 1, 0
+    return False
+
+
+def _flow(element: lxml.html.HtmlElement) -> Iterator[str | None]:
+    """The text of ``element`` in document order, ``None`` for each ``br`` (a walk
+    without recursion: lxml parses deeper nesting than Python's stack holds)."""
+    for event, node in lxml.etree.iterwalk(element, events=("start", "end", "comment", "pi")):
+        if event == "start":
+            yield None if node.tag == "br" else node.text or ""
+        elif node is not element:  # the end of an element, a comment, a processing instruction
+            yield node.tail or ""
 
 
 def _flanking(element: lxml.html.HtmlElement) -> bool:
     """Whether the converter's ``*``/``**`` around ``element`` would open and close
     emphasis: a delimiter next to punctuation inside must have whitespace or
     punctuation (or nothing) on its outer side (CommonMark 6.2, left- and right-flanking
-    delimiter runs; the converter moves the content's outer whitespace outside)."""
+    delimiter runs; the converter moves the content's outer whitespace and line breaks
+    outside)."""
     raw = text_of(element)
     text = raw.strip()
     if not text:
         return True
     if _punctuation(text[0]) and not raw[0].isspace() and _word(_char_before(element)):
+        if not _break_at_edge(element, 0):
+            return False
+    if _punctuation(text[-1]) and not raw[-1].isspace() and _word(_char_after(element)):
+        return _break_at_edge(element, -1)
+    return True
+
+
+def _break_at_edge(element: lxml.html.HtmlElement, edge: int) -> bool:
+    """Whether a line break comes before all of ``element``'s text (``edge`` 0) or after
+    it (-1)."""
+    if next(element.iter("br"), None) is None:
         return False
-    return not (_punctuation(text[-1]) and not raw[-1].isspace() and _word(_char_after(element)))
+    return [piece for piece in _flow(element) if piece is None or piece.strip()][edge] is None
 
 
 def _punctuation(char: str) -> bool:
@@ -282,20 +339,65 @@ def _word(char: str) -> bool:
 
 
 def _char_before(element: lxml.html.HtmlElement) -> str:
-    previous = element.getprevious()
-    if previous is not None:
-        text = previous.tail or _text(previous)
-    else:
-        parent = element.getparent()
-        text = (parent.text or "") if parent is not None else ""
-    return text[-1:] if text else ""
+    """The character the reader sees right before ``element``: past elements that show
+    nothing (an empty ``<strong></strong>``) and out of elements written without markup
+    (:data:`_TRANSPARENT`); ``""`` at the edge of a block."""
+    node = element
+    while True:
+        previous = node.getprevious()
+        while previous is not None:
+            if previous.tail:
+                return previous.tail[-1]
+            shown = _shown(previous)
+            if shown is not None:
+                return shown[-1]
+            previous = previous.getprevious()
+        parent = node.getparent()
+        if parent is None:
+            return ""
+        if parent.text:
+            return parent.text[-1]
+        if parent.tag not in _TRANSPARENT:
+            return ""
+        node = parent
 
 
 def _char_after(element: lxml.html.HtmlElement) -> str:
-    if element.tail:
-        return element.tail[0]
-    following = element.getnext()
-    return _text(following)[:1] if following is not None else ""
+    """The character the reader sees right after ``element`` (as :func:`_char_before`)."""
+    node = element
+    while True:
+        if node.tail:
+            return node.tail[0]
+        following = node.getnext()
+        while following is not None:
+            shown = _shown(following)
+            if shown is not None:
+                return shown[0]
+            if following.tail:
+                return following.tail[0]
+            following = following.getnext()
+        parent = node.getparent()
+        if parent is None or parent.tag not in _TRANSPARENT:
+            return ""
+        node = parent
+
+
+def _shown(node: lxml.html.HtmlElement) -> str | None:
+    """What a sibling shows next to an emphasis, ``None`` if nothing: the markup its
+    text is written in (a link's ``[``...``)``, a code span's backticks), its text, or
+    for an element that the converter writes as markup of its own without text (an
+    image, a line break, a form control, a rule), a stand-in that is not a word's
+    character; for a block, a line break."""
+    if node.tag in _BLOCK_TAGS:
+        return "\n"
+    text = _text(node)
+    if text:
+        if node.tag == "a" and node.get("href") is not None:
+            return "[)"
+        return "`" if node.tag in _CODE_SPANS else text
+    if isinstance(node.tag, str) and (node.tag in _SHOWN_EMPTY or next(node.iter(*_SHOWN_EMPTY), None) is not None):
+        return " "
+    return None
 
 
 def _text(node: lxml.html.HtmlElement) -> str:
