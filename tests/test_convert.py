@@ -222,6 +222,16 @@ def test_html2text_says_what_the_html_says_but_in_code_spans_with_backticks():
     assert convert(fragment, BASE, HTML2TEXT).markdown == "a **bold**x *y* z\n\n*class* Flask(*\\_\\_name\\_\\_*)"
 
 
+def test_html2text_writes_a_definition_as_a_paragraph_not_as_code():
+    # html2text opened a dd with four spaces: its first line became an indented code
+    # block, which showed the emphasis's asterisks and the escapes' backslashes
+    html = "<dl><dt>PyCell_New</dt><dd><em>Return value: New reference.</em><p>Make a cell.</p></dd></dl>"
+    markdown = convert(html, BASE, HTML2TEXT).markdown
+    assert markdown == "PyCell_New\n\n*Return value: New reference.*\n\nMake a cell."
+    assert compare(html, markdown, BASE).text_exact
+    assert render(markdown).count("<em>") == 1 and "<code>" not in render(markdown)
+
+
 def test_the_fidelity_check_sees_what_a_reader_would_read():
     fidelity = compare("<h2>T</h2><p>1) x</p>", "## T\n\n1) x", BASE)
     assert not fidelity.text_exact and fidelity.source.words == ["T", "1)", "x"]

@@ -103,8 +103,7 @@ HTML_TO_MARKDOWN = re.compile(
     + r"|#(?=#{0,5}(?:[\s\ufdd6]|$))|&gt;|~(?=~~))|"
     + _COMMON
 )
-#: What html2text leaves bare. Not ``-`` or ``+``: it escapes a bullet itself, and writes
-#: a ``dd`` indented by four spaces, an indented code block, where a backslash would show.
+#: What html2text leaves bare. Not ``-`` or ``+``: it escapes a bullet itself.
 HTML2TEXT = re.compile(r"\[|\]|\ufdd6(?P<opening>\s*)(?:#|&gt;|~)|" + _COMMON)
 
 #: The elements whose text is code, or no text: left as they are. A name is whole

@@ -121,6 +121,10 @@ class CorpusHTML2Text(html2text.HTML2Text):
     def handle_tag(self, tag: str, attrs: dict[str, str | None], start: bool) -> None:
         if start and tag in _EMPHASIS_TAGS:  # no space before an emphasis inside a word
             self.preceding_data = " "
+        if start and tag == "dd":  # a paragraph: html2text's four spaces make its first line code
+            self.current_tag = tag
+            self.p()
+            return
         if self.ignore_tables or self.bypass_tables:
             self._set_in_cell(False)
             super().handle_tag(tag, attrs, start)
