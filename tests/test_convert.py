@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 
+import lxml.html
 import pytest
 
 import crawler.content.convert as convert_module
@@ -101,9 +102,15 @@ FRAGMENTS = [
     ("<p>x <b>a<br>b</b> y</p>", "emphasis across one line break", "x **a  \nb** y"),
     (
         "<p>x<b><br><br>a.<br><br></b>b</p>",
-        "emphasis with line breaks at its ends, which the converter moves out",
-        "x  \n\\\n**a.**  \nb",
+        "emphasis with line breaks at its ends, moved out of it",
+        "x  \n\n**a.**  \n\nb",
     ),
+    (
+        '<p><b>Note:</b><a href="javascript:void(0)">more</a> text<b><img src="i.png" alt=""><br>.a</b></p>',
+        "emphasis beside an unwrapped link, or a break that is not at its edge",
+        "Note:more text![](http://x.test/dir/i.png)  \n.a",
+    ),
+    ("<p>x <b>A:<br>&nbsp;<br>B</b> y</p>", "emphasis across a line of a no-break space", "x A:  \n\xa0  \nB y"),
     (
         '<p><strong><em>"guru"</em></strong><strong></strong>par <span><b>"x"</b></span>y</p>',
         "emphasis next to a word past an empty or plain element",
@@ -191,6 +198,8 @@ def test_the_tidy_steps_and_escapes_take_time_in_proportion_to_the_page():
         "<h2>" + "<span>#</span> " * 50_000 + "</h2>",  # each # may close the heading
         "<p>" + "<b>1.</b> " * 100_000 + "</p>",
         "<blockquote>" * 300 + "<p>" + "<span>-</span> x " * 50_000 + "</p>" + "</blockquote>" * 300,
+        "<p>" + "<i>x<b>.y<br>" * 1_000 + "</p>",  # unclosed emphasis nests: each holds the rest
+        "<p>" + "x<b>.</b><span></span>" * 50_000 + "</p>",  # the word beside, past empty elements
     ]
     for page in pages:
         started = time.process_time()
@@ -220,6 +229,24 @@ def test_html2text_says_what_the_html_says_but_in_code_spans_with_backticks():
     )
     assert fragment is not None
     assert convert(fragment, BASE, HTML2TEXT).markdown == "a **bold**x *y* z\n\n*class* Flask(*\\_\\_name\\_\\_*)"
+
+
+def test_html2text_keeps_emphasis_whole_beside_line_breaks_links_and_nothing():
+    # html2text wrote a break inside the delimiters (**a.\n**), kept the delimiters of an
+    # empty emphasis (****), and dropped the space that ended an emphasis's first text
+    html = (
+        "<p><strong>Was kostet es?<br></strong>Wir prüfen</p>"
+        '<p><strong><em>"g"</em></strong><strong></strong>par</p>'
+        '<dl><dt>T</dt><dd><em>Part of the <a href="/abi">Stable ABI</a>.</em><p>More.</p></dd></dl>'
+    )
+    fragment = main_content(f"<html><body><main>{html}</main></body></html>")
+    assert fragment is not None
+    markdown = convert(fragment, BASE, HTML2TEXT).markdown
+    assert markdown == (
+        "**Was kostet es?**\nWir prüfen\n\n\"g\"par\n\nT\n\n*Part of the [Stable ABI](http://x.test/abi).*\n\nMore."
+    )
+    assert compare(fragment, markdown, BASE).text_exact
+    assert "*" not in lxml.html.fromstring(render(markdown)).text_content()
 
 
 def test_html2text_writes_a_definition_as_a_paragraph_not_as_code():

@@ -35,12 +35,16 @@ The steps, each a rule a reader of the Markdown would ask for:
    a table of several rows, which is kept as a table: most of those are data).
 5. **Emphasis a CommonMark document cannot say is unwrapped**: ``b``, ``strong``,
    ``em`` and ``i`` around block content (paragraphs, lists, headings, or two line
-   breaks in a row, which the converter writes as a blank line: a delimiter run cannot
-   span paragraphs), and those whose delimiters would not be left- and right-flanking
-   (CommonMark 0.31, 6.2: ``Montauk<b>.</b>`` would give ``Montauk**.**``, shown with
-   its asterisks), the characters next to them read past elements that show nothing
-   and out of ``span``-like elements and outer emphasis. The text is kept; only the
-   emphasis goes.
+   breaks in a row with content on both sides, which the converters write as a blank
+   line: a delimiter run cannot span paragraphs), those without text (html2text writes
+   their delimiters alone), and those whose delimiters would not be left- and
+   right-flanking (CommonMark 0.31, 6.2: ``Montauk<b>.</b>`` would give
+   ``Montauk**.**``, shown with its asterisks), the characters next to them read as a
+   reader sees them: past elements that show nothing, out of ``span``-like elements,
+   unwrapped links and outer emphasis, a link as its brackets, a code span as its
+   backtick, a block as a line break. The text is kept; only the emphasis goes.
+   The line breaks that open or close an emphasis move outside it (html2text wrote
+   ``**a.\n**``); one deeper inside unwraps it.
    The whitespace at the ends of the emphasis that stays is moved outside it
    (html2text strips it: ``a<b> bold</b>`` gave ``a**bold**``).
    A ``figcaption`` becomes a ``div``: html-to-markdown writes a caption in emphasis,
@@ -101,6 +105,10 @@ _TRANSPARENT = frozenset(
 #: Elements the converter writes as markup of their own, text or not (an image's
 #: ``![]()``, a line break): next to an emphasis they are not a word.
 _SHOWN_EMPTY = ("img", "br", "input", "hr")
+#: What :func:`_flow` yields for an image or a form control: content, not text.
+_OBJECT = "\ufffc"
+#: An emphasis holding more line breaks than this is unwrapped without reading them.
+MAX_BREAKS = 32
 #: Elements written as code spans.
 _CODE_SPANS = frozenset(("code", "kbd", "samp", "tt"))
 #: Block content an emphasis delimiter run cannot span (CommonMark: inlines live inside
@@ -132,7 +140,7 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
         maybe_permalink = "headerlink" in class_names or (href or "").startswith("#")
         if (leads_to_control or maybe_permalink) and _is_control(link, href or "", class_names, leads_to_control):
             edits[link] = ""
-        elif href is None or href.strip().lower().startswith("javascript:"):
+        elif _unlinked(link):
             edits[link] = None
         elif not (link.text or "").strip() and _empty(link):
             edits[link] = " " if text_of(link) else ""  # its space stays
@@ -141,10 +149,10 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for table in fragment.iter("table"):
         if any(block is not table for block in table.iter(*_CELL_BLOCKS)) or _columns(table):
             _flatten(table)
-    for element in fragment.iter(*_EMPHASIS, "figcaption"):
+    for element in list(fragment.iter(*_EMPHASIS, "figcaption")):  # line breaks move out of them
         if element.tag == "figcaption":  # the converter writes a caption in emphasis
             element.tag = "div"
-        elif _holds_block(element) or not _flanking(element):
+        elif _holds_block(element) or not _breaks_outside(element) or not _flanking(element):
             edits[element] = None
         else:
             _whitespace_outside(element)
@@ -272,60 +280,82 @@ def _whitespace_outside(element: lxml.html.HtmlElement) -> None:
 
 def _holds_block(element: lxml.html.HtmlElement) -> bool:
     """Whether ``element`` holds a block, or two line breaks with only whitespace between
-    them and text on both sides (the converter writes them as a blank line, which ends a
-    paragraph; at the emphasis's start or end it trims them)."""
-    line_breaks = False
-    for inner in element.iter(*_BLOCKS, "br"):
-        if inner.tag != "br":
-            return True
-        line_breaks = True
-    if not line_breaks:
+    them and text (or an image) on both sides: the converter writes them as a blank line,
+    which ends a paragraph. More than :data:`MAX_BREAKS` line breaks count as a block
+    unread (nested unclosed tags would make every walk cross the rest of the page)."""
+    if next(element.iter(*_BLOCKS), None) is not None:
+        return True
+    breaks_held = int(element.xpath("count(.//br)"))
+    if breaks_held < 2:
         return False
-    text_before = breaks = 0
+    if breaks_held > MAX_BREAKS:
+        return True
+    content_before = breaks = 0
     for piece in _flow(element):
         if piece is None:  # a line break
             breaks += 1
-        elif piece.strip():
-            if text_before and breaks >= 2:
+        elif not _blank(piece):
+            if content_before and breaks >= 2:
                 return True
-            text_before, breaks = 1, 0
+            content_before, breaks = 1, 0
     return False
 
 
+def _breaks_outside(element: lxml.html.HtmlElement) -> bool:
+    """Move the line breaks that open or close ``element``'s content out of it, where
+    they are its own children with only whitespace around them (html2text writes a
+    break inside the delimiters, ``**a.\n**word``, which closes nothing); ``False``
+    where a break still opens or closes it, deeper inside."""
+    if next(element.iter("br"), None) is None:
+        return True
+    while _blank(element.text) and len(element) and element[0].tag == "br":
+        line_break = element[0]
+        element.text = (element.text or "") + (line_break.tail or "") or None
+        line_break.tail = None
+        element.addprevious(line_break)
+    trailing = []
+    while len(element) > 0 and element[-1].tag == "br" and _blank(element[-1].tail):
+        trailing.append(element[-1])
+        element.remove(element[-1])
+    if trailing:
+        tail, element.tail = element.tail, None
+        for line_break in trailing:  # the last break first: each goes right after the element
+            element.addnext(line_break)
+        trailing[0].tail = (trailing[0].tail or "") + (tail or "") or None
+    pieces = [piece for piece in _flow(element) if piece is None or not _blank(piece)]
+    return not pieces or (pieces[0] is not None and pieces[-1] is not None)
+
+
+def _blank(text: str | None) -> bool:
+    """Nothing but whitespace, a no-break space included (html2text writes a line of one
+    as a blank line)."""
+    return not text or not text.strip()
+
+
 def _flow(element: lxml.html.HtmlElement) -> Iterator[str | None]:
-    """The text of ``element`` in document order, ``None`` for each ``br`` (a walk
-    without recursion: lxml parses deeper nesting than Python's stack holds)."""
+    """The text of ``element`` in document order, ``None`` for each ``br``, and
+    :data:`_OBJECT` for an image or a form control (a walk without recursion: lxml parses
+    deeper nesting than Python's stack holds)."""
     for event, node in lxml.etree.iterwalk(element, events=("start", "end", "comment", "pi")):
         if event == "start":
-            yield None if node.tag == "br" else node.text or ""
+            yield None if node.tag == "br" else _OBJECT if node.tag in _SHOWN_EMPTY else node.text or ""
         elif node is not element:  # the end of an element, a comment, a processing instruction
             yield node.tail or ""
 
 
 def _flanking(element: lxml.html.HtmlElement) -> bool:
     """Whether the converter's ``*``/``**`` around ``element`` would open and close
-    emphasis: a delimiter next to punctuation inside must have whitespace or
+    emphasis around text: a delimiter next to punctuation inside must have whitespace or
     punctuation (or nothing) on its outer side (CommonMark 6.2, left- and right-flanking
-    delimiter runs; the converter moves the content's outer whitespace and line breaks
-    outside)."""
+    delimiter runs; the converter moves the content's outer whitespace outside, and
+    :func:`_breaks_outside` its line breaks)."""
     raw = text_of(element)
     text = raw.strip()
-    if not text:
-        return True
-    if _punctuation(text[0]) and not raw[0].isspace() and _word(_char_before(element)):
-        if not _break_at_edge(element, 0):
-            return False
-    if _punctuation(text[-1]) and not raw[-1].isspace() and _word(_char_after(element)):
-        return _break_at_edge(element, -1)
-    return True
-
-
-def _break_at_edge(element: lxml.html.HtmlElement, edge: int) -> bool:
-    """Whether a line break comes before all of ``element``'s text (``edge`` 0) or after
-    it (-1)."""
-    if next(element.iter("br"), None) is None:
+    if not text:  # says nothing: html2text writes its delimiters alone ("****")
         return False
-    return [piece for piece in _flow(element) if piece is None or piece.strip()][edge] is None
+    if _punctuation(text[0]) and not raw[0].isspace() and _word(_char_before(element)):
+        return False
+    return not (_punctuation(text[-1]) and not raw[-1].isspace() and _word(_char_after(element)))
 
 
 def _punctuation(char: str) -> bool:
@@ -357,7 +387,7 @@ def _char_before(element: lxml.html.HtmlElement) -> str:
             return ""
         if parent.text:
             return parent.text[-1]
-        if parent.tag not in _TRANSPARENT:
+        if not _transparent(parent):
             return ""
         node = parent
 
@@ -377,7 +407,7 @@ def _char_after(element: lxml.html.HtmlElement) -> str:
                 return following.tail[0]
             following = following.getnext()
         parent = node.getparent()
-        if parent is None or parent.tag not in _TRANSPARENT:
+        if parent is None or not _transparent(parent):
             return ""
         node = parent
 
@@ -392,12 +422,24 @@ def _shown(node: lxml.html.HtmlElement) -> str | None:
         return "\n"
     text = _text(node)
     if text:
-        if node.tag == "a" and node.get("href") is not None:
+        if node.tag == "a" and not _unlinked(node):
             return "[)"
         return "`" if node.tag in _CODE_SPANS else text
     if isinstance(node.tag, str) and (node.tag in _SHOWN_EMPTY or next(node.iter(*_SHOWN_EMPTY), None) is not None):
         return " "
     return None
+
+
+def _transparent(element: lxml.html.HtmlElement) -> bool:
+    """Whether ``element`` is written as its content alone, or is emphasis
+    (:data:`_TRANSPARENT`), or a link that step 2 unwraps."""
+    return element.tag in _TRANSPARENT or (element.tag == "a" and _unlinked(element))
+
+
+def _unlinked(link: lxml.html.HtmlElement) -> bool:
+    """A link step 2 unwraps: no ``href``, or a ``javascript:`` one."""
+    href = link.get("href")
+    return href is None or href.strip().lower().startswith("javascript:")
 
 
 def _text(node: lxml.html.HtmlElement) -> str:
