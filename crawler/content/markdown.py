@@ -6,7 +6,10 @@ against the page's effective base URL, images replaced by their alt text, Unicod
 as is, GitHub-flavoured-Markdown pipe tables, fenced code blocks for ``<pre>``, emphasis
 written with ``*`` and no space added between an emphasis and the word it is part of
 (html2text's own ``_`` cannot open or close inside a word, so it split ``<b>A</b>aaa``
-into ``**A** aaa``; CommonMark reads ``**A**aaa``).
+into ``**A** aaa``; CommonMark reads ``**A**aaa``), the space that ends an emphasis's
+first text kept (html2text stripped it: ``*Part of the[Stable ABI](...)*``), a space
+pending at an emphasis's end written after its closing mark, and a ``dd`` written as a
+paragraph (html2text indented it four spaces: an indented code block in CommonMark).
 
 Two table fixes are made in :class:`CorpusHTML2Text`, a small subclass that overrides
 html2text's tag and data hooks (no regexes over the HTML):
@@ -113,14 +116,25 @@ class CorpusHTML2Text(html2text.HTML2Text):
     def handle_data(self, data: str, entity_char: bool = False) -> None:
         """html2text's, less the space it puts between an emphasis and a word right
         after it (``**A** aaa`` for ``<b>A</b>aaa``): with ``*`` marks, CommonMark reads
-        emphasis inside a word."""
+        emphasis inside a word; and with the space that ends an emphasis's first text
+        when more of the emphasis follows."""
         if not self.stressed:
             self.preceding_stressed = False
+        # html2text strips both ends of an emphasis's first text: the space before a
+        # link or an inner emphasis went with it ("Part of the[Stable ABI](...)")
+        space_after = self.stressed and data[-1:].isspace() and bool(data.strip())
         super().handle_data(data, entity_char)
+        if space_after:
+            self.space = True
 
     def handle_tag(self, tag: str, attrs: dict[str, str | None], start: bool) -> None:
         if start and tag in _EMPHASIS_TAGS:  # no space before an emphasis inside a word
             self.preceding_data = " "
+        if not start and tag in _EMPHASIS_TAGS and self.space:  # a closing mark after no space
+            self.space = False
+            super().handle_tag(tag, attrs, start)
+            self.space = True
+            return
         if start and tag == "dd":  # a paragraph: html2text's four spaces make its first line code
             self.current_tag = tag
             self.p()
