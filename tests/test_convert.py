@@ -100,10 +100,11 @@ FRAGMENTS = [
     ("<em><p>one</p><p>two</p></em>", "no emphasis across paragraphs", "one\n\ntwo"),
     ("<p>x <b>Adresse:<br>\n<br>Essen</b> y</p>", "no emphasis across a blank line", "x Adresse:  \n\nEssen y"),
     ("<p>x <b>a<br>b</b> y</p>", "emphasis across one line break", "x **a  \nb** y"),
+    ("<p>x<b>a.<br><br></b>b</p>", "emphasis closed by line breaks, moved out of it", "x**a.**  \n\nb"),
     (
-        "<p>x<b><br><br>a.<br><br></b>b</p>",
-        "emphasis with line breaks at its ends, moved out of it",
-        "x  \n\n**a.**  \n\nb",
+        "<ul><li><b><br>a</b> b</li><li>c</li></ul><p>x<b><br><br>a.</b>b</p>",
+        "emphasis opened by line breaks unwrapped: the item keeps its text",
+        "-  \n  a b\n- c\n\nx  \n\na.b",
     ),
     (
         '<p><b>Note:</b><a href="javascript:void(0)">more</a> text<b><img src="i.png" alt=""><br>.a</b></p>',
@@ -235,15 +236,17 @@ def test_html2text_keeps_emphasis_whole_beside_line_breaks_links_and_nothing():
     # html2text wrote a break inside the delimiters (**a.\n**), kept the delimiters of an
     # empty emphasis (****), and dropped the space that ended an emphasis's first text
     html = (
-        "<p><strong>Was kostet es?<br></strong>Wir prüfen</p>"
+        "<p><strong>Was kostet es?<br></strong>Wir prüfen <b>Price: <!-- -->42</b></p>"
         '<p><strong><em>"g"</em></strong><strong></strong>par</p>'
         '<dl><dt>T</dt><dd><em>Part of the <a href="/abi">Stable ABI</a>.</em><p>More.</p></dd></dl>'
+        '<table><tr><th>h</th></tr><tr><td><em>a <a href="/b">b</a></em> <b>c <span></span></b>d</td></tr></table>'
     )
     fragment = main_content(f"<html><body><main>{html}</main></body></html>")
     assert fragment is not None
     markdown = convert(fragment, BASE, HTML2TEXT).markdown
     assert markdown == (
-        "**Was kostet es?**\nWir prüfen\n\n\"g\"par\n\nT\n\n*Part of the [Stable ABI](http://x.test/abi).*\n\nMore."
+        "**Was kostet es?**\nWir prüfen **Price: 42**\n\n\"g\"par\n\nT\n\n*Part of the [Stable ABI](http://x.test/abi).*\n\n"
+        "More.\n\n| h |\n| --- |\n| *a [b](http://x.test/b)* **c** d |"
     )
     assert compare(fragment, markdown, BASE).text_exact
     assert "*" not in lxml.html.fromstring(render(markdown)).text_content()

@@ -43,8 +43,8 @@ The steps, each a rule a reader of the Markdown would ask for:
    reader sees them: past elements that show nothing, out of ``span``-like elements,
    unwrapped links and outer emphasis, a link as its brackets, a code span as its
    backtick, a block as a line break. The text is kept; only the emphasis goes.
-   The line breaks that open or close an emphasis move outside it (html2text wrote
-   ``**a.\n**``); one deeper inside unwraps it.
+   The line breaks that close an emphasis move outside it (html2text wrote
+   ``**a.\n**``); one deeper inside, or one that opens it, unwraps it.
    The whitespace at the ends of the emphasis that stays is moved outside it
    (html2text strips it: ``a<b> bold</b>`` gave ``a**bold**``).
    A ``figcaption`` becomes a ``div``: html-to-markdown writes a caption in emphasis,
@@ -266,11 +266,14 @@ def _whitespace_outside(element: lxml.html.HtmlElement) -> None:
         elif (parent := element.getparent()) is not None:
             parent.text = (parent.text or "") + space
     holder, attribute = element, "text"  # where the element's last text stands
-    while len(holder) and isinstance(holder[-1].tag, str):
-        holder, attribute = holder[-1], "tail"
-        if holder.tail:
+    while len(holder):
+        last = holder[-1]
+        if last.tail:  # after a comment too: "Price: <!-- -->42" ends in "42"
+            holder, attribute = last, "tail"
             break
-        attribute = "text"
+        if not isinstance(last.tag, str):
+            break
+        holder, attribute = last, "text"
     end = getattr(holder, attribute) or ""
     if end[-1:].isspace():
         kept = end.rstrip()
@@ -302,17 +305,13 @@ def _holds_block(element: lxml.html.HtmlElement) -> bool:
 
 
 def _breaks_outside(element: lxml.html.HtmlElement) -> bool:
-    """Move the line breaks that open or close ``element``'s content out of it, where
-    they are its own children with only whitespace around them (html2text writes a
-    break inside the delimiters, ``**a.\n**word``, which closes nothing); ``False``
-    where a break still opens or closes it, deeper inside."""
+    """Move the line breaks that close ``element``'s content out of it, where they are
+    its own children with only whitespace around them (html2text writes a break inside
+    the delimiters, ``**a.\n**word``, which closes nothing); ``False`` where a break
+    still closes it, deeper inside, or opens it (moved before it, a break would leave a
+    list item or heading empty and its text outside)."""
     if next(element.iter("br"), None) is None:
         return True
-    while _blank(element.text) and len(element) and element[0].tag == "br":
-        line_break = element[0]
-        element.text = (element.text or "") + (line_break.tail or "") or None
-        line_break.tail = None
-        element.addprevious(line_break)
     trailing = []
     while len(element) > 0 and element[-1].tag == "br" and _blank(element[-1].tail):
         trailing.append(element[-1])

@@ -130,7 +130,7 @@ class CorpusHTML2Text(html2text.HTML2Text):
     def handle_tag(self, tag: str, attrs: dict[str, str | None], start: bool) -> None:
         if start and tag in _EMPHASIS_TAGS:  # no space before an emphasis inside a word
             self.preceding_data = " "
-        if not start and tag in _EMPHASIS_TAGS and self.space:  # a closing mark after no space
+        if not start and tag in _MARKED_TAGS and self.space:  # a closing mark after no space
             self.space = False
             super().handle_tag(tag, attrs, start)
             self.space = True
@@ -219,7 +219,7 @@ class CorpusHTML2Text(html2text.HTML2Text):
     def _cell_data(self, data: str, entity_char: bool = False) -> None:
         if "|" in data:
             data = data.replace("|", "\\|")
-        html2text.HTML2Text.handle_data(self, data, entity_char)
+        CorpusHTML2Text.handle_data(self, data, entity_char)  # the class's: self.handle_data is this one
 
     def _cell_o(self, data: str, puredata: bool = False, force: bool | str = False) -> None:
         if not force and "\n" in data:
@@ -234,6 +234,8 @@ class CorpusHTML2Text(html2text.HTML2Text):
 _TABLE_TAGS = frozenset(("table", "tr", "td", "th"))
 #: The tags html2text writes with ``emphasis_mark``.
 _EMPHASIS_TAGS = frozenset(("em", "i", "u"))
+#: The tags html2text writes between marks (``*``, ``**``, ``~~``).
+_MARKED_TAGS = frozenset((*_EMPHASIS_TAGS, "b", "strong", "del", "strike", "s"))
 
 
 def _make_converter(base_url: str) -> CorpusHTML2Text:
