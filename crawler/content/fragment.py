@@ -282,36 +282,33 @@ def _whitespace_outside(element: lxml.html.HtmlElement) -> None:
 
 
 def _holds_block(element: lxml.html.HtmlElement) -> bool:
-    """Whether ``element`` holds a block, or two line breaks with only whitespace between
-    them and text (or an image) on both sides: the converter writes them as a blank line,
-    which ends a paragraph. More than :data:`MAX_BREAKS` line breaks count as a block
-    unread (nested unclosed tags would make every walk cross the rest of the page)."""
-    if next(element.iter(*_BLOCKS), None) is not None:
-        return True
-    breaks_held = int(element.xpath("count(.//br)"))
-    if breaks_held < 2:
-        return False
-    if breaks_held > MAX_BREAKS:
-        return True
-    content_before = breaks = 0
-    for piece in _flow(element):
-        if piece is None:  # a line break
-            breaks += 1
-        elif not _blank(piece):
-            if content_before and breaks >= 2:
-                return True
-            content_before, breaks = 1, 0
-    return False
+    return next(element.iter(*_BLOCKS), None) is not None
 
 
 def _breaks_outside(element: lxml.html.HtmlElement) -> bool:
-    """Move the line breaks that close ``element``'s content out of it, where they are
-    its own children with only whitespace around them (html2text writes a break inside
-    the delimiters, ``**a.\n**word``, which closes nothing); ``False`` where a break
-    still closes it, deeper inside, or opens it (moved before it, a break would leave a
-    list item or heading empty and its text outside)."""
-    if next(element.iter("br"), None) is None:
+    """Whether ``element``'s line breaks let it stay emphasis, its closing ones moved out
+    of it. ``False`` where two breaks in a row stand between content (the converters
+    write them as a blank line, which ends a paragraph), where a break opens the content
+    (moved before it, it would leave a list item or heading empty and its text outside)
+    or closes it from deeper inside, and where it holds more than :data:`MAX_BREAKS`
+    (unread: nested unclosed tags would make every walk cross the rest of the page). The
+    closing breaks that are its own children with only whitespace around them go right
+    after it (html2text writes a break inside the delimiters, ``**a.\n**word``, which
+    closes nothing)."""
+    breaks_held = int(element.xpath("count(.//br)"))
+    if not breaks_held:
         return True
+    if breaks_held > MAX_BREAKS:
+        return False
+    pieces = [piece for piece in _flow(element) if piece is None or not _blank(piece)]
+    content_before = breaks = 0
+    for piece in pieces:
+        if piece is None:  # a line break
+            breaks += 1
+        else:
+            if content_before and breaks >= 2:
+                return False
+            content_before, breaks = 1, 0
     trailing = []
     while len(element) > 0 and element[-1].tag == "br" and _blank(element[-1].tail):
         trailing.append(element[-1])
@@ -321,7 +318,7 @@ def _breaks_outside(element: lxml.html.HtmlElement) -> bool:
         for line_break in trailing:  # the last break first: each goes right after the element
             element.addnext(line_break)
         trailing[0].tail = (trailing[0].tail or "") + (tail or "") or None
-    pieces = [piece for piece in _flow(element) if piece is None or not _blank(piece)]
+        del pieces[len(pieces) - len(trailing) :]  # they were its last pieces
     return not pieces or (pieces[0] is not None and pieces[-1] is not None)
 
 
