@@ -159,6 +159,17 @@ FRAGMENTS = [
     ),
     ("<ul><li><input type=checkbox checked> done</li></ul>", "a task list's box stays", "- [x] done"),
     (
+        '<div role="tabpanel"><p>Shown</p></div><div role="tabpanel" hidden><p>Linux steps</p></div>',
+        "a closed tab panel is kept",
+        "Shown\n\nLinux steps",
+    ),
+    (
+        '<p>a <span style="display:none">b</span> <span style="visibility: hidden">c</span>'
+        '<span STYLE="font-size:0">d</span><img src="m.png" alt="-" style="display: none"></p>',
+        "text hidden by a style is kept",
+        "a b cd![-](http://x.test/dir/m.png)",
+    ),
+    (
         "<code-example>x</code-example><p>Use `x` and\n1. more</p>",
         "a custom element is not code",
         "x\n\nUse \\`x\\` and 1. more",
@@ -260,6 +271,19 @@ def test_html2text_writes_a_definition_as_a_paragraph_not_as_code():
     assert markdown == "PyCell_New\n\n*Return value: New reference.*\n\nMake a cell."
     assert compare(html, markdown, BASE).text_exact
     assert render(markdown).count("<em>") == 1 and "<code>" not in render(markdown)
+
+
+def test_both_converters_keep_what_markup_hides():
+    # html-to-markdown drops what the hidden attribute or a style hides; the fragment
+    # step removes those attributes, so both converters keep a closed panel's text
+    page = (
+        '<html><body><main><p>Tabs:</p><section hidden><p>Linux steps</p></section>'
+        '<p style="display:none">Answer</p><details><summary>More</summary><p>Body</p></details></main></body></html>'
+    )
+    for converter in CONVERTERS:
+        conversion, what, error = page_markdown(page, BASE, converter=converter)
+        assert (what, error, conversion.converter) == ("main", None, converter)
+        assert conversion.markdown.replace("*", "").split() == "Tabs: Linux steps Answer More Body".split()
 
 
 def test_the_fidelity_check_sees_what_a_reader_would_read():

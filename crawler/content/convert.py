@@ -72,7 +72,9 @@ def html_to_markdown_markdown(html: str, base: str) -> str:
     where it could be emphasis (``__init__`` is not bold), the other escapes only where
     CommonMark needs them (a line's start, link text, code spans, and what
     :mod:`crawler.content.escapes` marks);
-    the content of hidden tab panels and ``details`` kept (``hidden_content="reachable"``);
+    what markup hides dropped (``hidden_content="drop"``, its default: the ``hidden``
+    attribute, a hiding ``style``; :func:`crawler.content.fragment.prepare` removes
+    those attributes, so a page's hidden tab panels are kept), ``details`` kept;
     table cells not padded to a column width (``| a | 1 |``); no abbreviation expanded, no
     quotation's ``cite`` URL or ``==highlight==`` added."""
     options = html_to_markdown.ConversionOptions(
@@ -84,7 +86,7 @@ def html_to_markdown_markdown(html: str, base: str) -> str:
         wrap=False,
         escape_asterisks=True,
         escape_underscores=False,  # only at a word's edge: crawler/content/escapes.py
-        hidden_content="reachable",
+        hidden_content="drop",  # "reachable" made every page convert in its slower tier 2
         compact_tables=True,
         preprocessing=_NO_PREPROCESSING,
         expand_abbreviations=False,
