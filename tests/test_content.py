@@ -79,7 +79,7 @@ def test_keep_boilerplate_converts_the_whole_page():
     assert md(CHROME, BASE, keep_boilerplate=True) == (
         "[Home](http://h/) [About us](http://h/about)\n\n"
         "  * [Section A](http://h/a)\n  * [Section B](http://h/b)\n\n"
-        "We use cookies. Accept\n\n" + CHROME_MAIN_MD + " Related posts Copyright 2024",
+        "We use cookies. Accept\n\n" + CHROME_MAIN_MD + "\n\nRelated posts\n\nCopyright 2024",
         "page",
     )
 
