@@ -287,7 +287,7 @@ def _whitespace_outside(element: lxml.html.HtmlElement) -> None:
 
 
 def _holds_block(element: lxml.html.HtmlElement) -> bool:
-    return next(element.iter(*_BLOCKS), None) is not None
+    return len(element) > 0 and next(element.iter(*_BLOCKS), None) is not None
 
 
 def _breaks_outside(element: lxml.html.HtmlElement) -> bool:
@@ -300,9 +300,9 @@ def _breaks_outside(element: lxml.html.HtmlElement) -> bool:
     closing breaks that are its own children with only whitespace around them go right
     after it (html2text writes a break inside the delimiters, ``**a.\n**word``, which
     closes nothing)."""
-    breaks_held = int(element.xpath("count(.//br)"))
-    if not breaks_held:
+    if next(element.iter("br"), None) is None:  # most have none: cheaper than counting
         return True
+    breaks_held = int(element.xpath("count(.//br)"))
     if breaks_held > MAX_BREAKS:
         return False
     pieces = [piece for piece in _flow(element) if piece is None or not _blank(piece)]
