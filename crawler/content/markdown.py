@@ -64,14 +64,13 @@ def _clean_url(value: str) -> str:
 
 
 class CorpusHTML2Text(html2text.HTML2Text):
-    """``html2text.HTML2Text`` whose table rows always stay on one line, whose later
-    HTML blocks are blocks and whose list items keep their paragraphs.
+    """``html2text.HTML2Text`` whose table rows always stay on one line and whose
+    later HTML blocks are blocks.
 
     Hooks overridden (all other behaviour is html2text's):
 
     * ``handle_tag``: the blocks of :data:`_BLOCK_TAGS` (``section``, ``article``,
-      ``details``...) are written as a ``div``; a list item's content indent is noted
-      after its marker (``_items``); tracks whether we are inside a ``td``/``th`` (``_in_cell``);
+      ``details``...) are written as a ``div``; tracks whether we are inside a ``td``/``th`` (``_in_cell``);
       ``<br>`` there becomes a space; a ``<p>``/``<div>`` there a space; a table nested
       in a cell is flattened into that cell's text (its ``table``/``tr``/``td``/``th``
       tags become spaces, ``_flat_depth`` counts the nesting); a row left open by an
@@ -79,9 +78,6 @@ class CorpusHTML2Text(html2text.HTML2Text):
       parser does not imply end tags); ``a[href]``/``img[src]`` values get the WHATWG
       URL clean-up before html2text joins them to the base URL.
     * ``handle_data``: ``|`` inside a cell is written ``\\|``.
-    * ``o``: a paragraph break inside a list item is indented to the item's content
-      (through ``out``, html2text's writer), so a second paragraph, a code block or a
-      table stays in the item.
     * ``p``/``pbr`` (paragraph and line breaks requested by headings, lists, ...) and
       ``o`` (newlines inside emitted text): a space instead while in a cell.
 
@@ -101,12 +97,6 @@ class CorpusHTML2Text(html2text.HTML2Text):
         self._in_cell = False
         self._flat_depth = 0
         self._span_pending = 0
-        #: Open list items: (lists open at the item, the indent of its content, the
-        #: block quotes open at the item).
-        self._items: list[tuple[int, str, int]] = []
-        self._item_break: tuple[str, int] | None = None  # the next paragraph break's indent, once
-        self._write = self.out
-        self.out = self._out_indented
 
     def _set_in_cell(self, in_cell: bool) -> None:
         """Enter or leave a cell. The cell-mode hooks are bound on the instance only
@@ -125,43 +115,6 @@ class CorpusHTML2Text(html2text.HTML2Text):
         else:
             del self.o, self.p, self.pbr, self.handle_data
 
-    def o(self, data: str, puredata: bool = False, force: bool | str = False) -> None:
-        """html2text's, with a paragraph break inside a list item indented to the item's
-        content (html2text wrote the item's second paragraph at the line's start, which
-        ends the list: CommonMark 5.2)."""
-        items = self._items
-        while items and items[-1][0] > len(self.list):  # their list closed without </li>
-            items.pop()
-        if items and self.p_p and data and not (self.pre or self.startpre or force == "end"):
-            self._item_break = items[-1][1:]
-        super().o(data, puredata, force)
-        self._item_break = None
-
-    def _out_indented(self, s: str) -> None:
-        """html2text's writer (``out``, whose argument is ``s``), which indents the
-        paragraph break :meth:`o` asked for (the first text with a line break it writes):
-        each new line gets the item's indent after the block quotes open at the item
-        and before those opened inside it."""
-        if self._item_break is not None and "\n" in s:
-            indent, quotes = self._item_break
-            outer = ">" * quotes + " " if quotes else ""
-            first, *lines = s.split("\n")
-            s = "\n".join([first, *(outer + indent + line[quotes:].lstrip(" ") for line in lines)])
-            self._item_break = None
-        self._write(s)
-
-    def _open_item(self) -> None:
-        """After html2text wrote a list item's marker: its content's indent is the
-        marker line's width, past a block quote's ``>``."""
-        line = []
-        for piece in reversed(self.outtextlist):
-            newline = piece.rfind("\n")
-            line.append(piece[newline + 1 :])
-            if newline >= 0:
-                break
-        width = len("".join(line)) - (self.blockquote + 1 if self.blockquote else 0)
-        self._items.append((len(self.list), " " * max(width, 0), self.blockquote))
-
     def handle_data(self, data: str, entity_char: bool = False) -> None:
         """html2text's, less the space it puts between an emphasis and a word right
         after it (``**A** aaa`` for ``<b>A</b>aaa``): with ``*`` marks, CommonMark reads
@@ -179,16 +132,6 @@ class CorpusHTML2Text(html2text.HTML2Text):
     def handle_tag(self, tag: str, attrs: dict[str, str | None], start: bool) -> None:
         if tag in _BLOCK_TAGS:
             tag = "div"
-        if tag == "li" and not (self.ignore_tables or self.bypass_tables):
-            depth = len(self.list)
-            while self._items and self._items[-1][0] >= depth:  # this item, or one left open
-                self._items.pop()
-            if start:  # its marker, after a break html2text indents itself
-                open_items, self._items = self._items, []
-                super().handle_tag(tag, attrs, start)
-                self._items = open_items
-                self._open_item()
-                return
         if start and tag in _EMPHASIS_TAGS:  # no space before an emphasis inside a word
             self.preceding_data = " "
         if not start and tag in _MARKED_TAGS and self.space:  # a closing mark after no space
