@@ -170,6 +170,12 @@ FRAGMENTS = [
         "a b cd![-](http://x.test/dir/m.png)",
     ),
     (
+        '<p>write <code class="docutils literal notranslate"><span class="pre">from</span>\n'
+        '<span class="pre">__future__</span> <span class="pre">import</span></code> first</p>',
+        "Sphinx's words of a code element stay one code span",
+        "write `from __future__ import` first",
+    ),
+    (
         "<code-example>x</code-example><p>Use `x` and\n1. more</p>",
         "a custom element is not code",
         "x\n\nUse \\`x\\` and 1. more",
@@ -281,6 +287,19 @@ def test_html2text_writes_html5_blocks_apart_not_glued(html, markdown):
     # html2text knows p and div but not the later blocks: <section>a</section><section>b</section> gave "ab".
     # The last case guards what held before: a block inside a link writes no break (it would split the link)
     assert convert(html, BASE, HTML2TEXT).markdown == markdown
+
+
+def test_both_converters_read_text_across_spans_as_one_text():
+    # Sphinx's option names: html2text escaped the "--" that opened a span's text
+    page = (
+        '<html><body><main><dl class="std option"><dt id="cmdoption-h"><span class="sig-name descname">'
+        '<span class="pre">-h</span></span><span class="sig-prename descclassname"><span class="pre">,</span> '
+        '</span><span class="sig-name descname"><span class="pre">--help</span></span></dt>'
+        "<dd><p>Show the help.</p></dd></dl></main></body></html>"
+    )
+    for converter in CONVERTERS:
+        conversion, what, error = page_markdown(page, BASE, converter=converter)
+        assert (conversion.markdown, what, error) == ("-h, --help\n\nShow the help.", "main", None)
 
 
 def test_html2text_writes_a_definition_as_a_paragraph_not_as_code():

@@ -18,7 +18,13 @@ The steps, each a rule a reader of the Markdown would ask for:
    hidden by markup stays: a closed tab panel or a collapsed answer is text a reader
    opens. The ``hidden`` and ``style`` attributes go (HTML standard 6.1 and CSS
    ``display: none``, ``visibility: hidden``, ``font-size: 0``: html-to-markdown reads
-   ``style`` only to drop what it hides, html2text not at all).
+   ``style`` only to drop what it hides, html2text not at all). Every ``span`` is
+   unwrapped, its text and children kept: it carries styles and scripts, no markup
+   either converter writes, and html-to-markdown wrote the whitespace between two of
+   them as itself (a line break between Sphinx's ``<span class="pre">`` words in a
+   ``code`` became a hard line break splitting the code span, a nbsp kept as such or
+   not by where the spans stood); nearly half the elements of python3.11-doc's main
+   content are ``span``, which the steps below and the converter then do not walk.
 2. **Links that go nowhere are unwrapped**: an ``a`` without ``href`` or with a
    ``javascript:`` one (WHATWG URL: a script, not a resource) keeps its text and loses
    the link; one that shows neither text nor an image with ``alt`` text goes, a space of
@@ -128,6 +134,7 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     """Tidy ``fragment`` in place for conversion (the module docstring's steps)."""
     edits: dict[lxml.html.HtmlElement, str | None] = {}  # element -> text in its place; None: unwrap
     lxml.etree.strip_attributes(fragment, "hidden", "style")  # in C: an XPath took 5x longer
+    lxml.etree.strip_tags(fragment, "span")  # in C too; the fragment itself stays
     for element in fragment.iter(*DROPPED, "input"):
         if element.tag != "input" or (element.get("type") or "").lower() not in ("checkbox", "radio"):
             edits[element] = ""  # a checkbox or radio button stays: a task list's [x]
