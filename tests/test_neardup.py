@@ -4,6 +4,7 @@ visited table's one-call content registry (exact and near duplicates)."""
 import itertools
 import multiprocessing
 import os
+import re
 
 import pytest
 import xxhash
@@ -34,6 +35,27 @@ def test_features_drop_link_targets_digits_and_markdown_punctuation():
     assert features("one") == [b"one"]
     assert features("one two") == [b"one two"]
     assert features("12 34 | ** --") == []
+
+
+def _features_of_text(text: str) -> list[bytes]:
+    """The rule of features() read on the text itself, for comparison."""
+    text = re.sub(r"\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:\s+\"[^\"]*\")?\)|<https?://[^>\s]*>", "]", text)
+    words = [word for word in re.findall(r"\w+", text.lower()) if not word.isdigit()]
+    if len(words) <= 2:
+        return [" ".join(words).encode()] if words else []
+    return [f"{a} {b}".encode() for a, b in zip(words, words[1:])]
+
+
+@given(st.text(alphabet=st.sampled_from("aZ_09 -.\n\u00e9\u00c9\u2019\u00b2\u0663\u4e2d\u00a0\u2003](<>:/\"")))
+def test_features_read_on_bytes_are_the_words_of_the_text(text):
+    # features() splits UTF-8 bytes and only the runs that hold a non-ASCII character as text:
+    # letters past ASCII (é, 中), punctuation (’), digits (², ٣) and spaces (nbsp, em space)
+    assert features(text) == _features_of_text(text)
+
+
+def test_features_of_text_past_ascii():
+    expected = ["größe s", "s x\u0663", "x\u0663 中文", "中文 a", "a b"]  # "²2" and "٣" are digits
+    assert features("Größe’s ²2 x\u0663 \u0663 中文 a\u00a0b") == [shingle.encode() for shingle in expected]
 
 
 def test_simhash_known_values():

@@ -42,6 +42,11 @@ _MASK64 = (1 << BITS) - 1
 # Markdown link or image target: "](url)" or "](url "title")", and bare <http...> links.
 _LINK_TARGET = re.compile(r"\]\([^()\s]*(?:\([^()\s]*\)[^()\s]*)*(?:\s+\"[^\"]*\")?\)|<https?://[^>\s]*>")
 _WORD = re.compile(r"\w+")
+#: A run of ASCII word characters and non-ASCII bytes in UTF-8: where it holds no
+#: non-ASCII byte it is one ``\w+`` word, else its text is split by :data:`_WORD` (a
+#: UTF-8 character's bytes are all non-ASCII, so no character is cut). ``re`` scans
+#: bytes about twice as fast as a text that holds a character past U+00FF.
+_WORD_BYTES = re.compile(rb"[0-9A-Za-z_\x80-\xff]+")
 
 
 def features(text: str, shingle_words: int = SHINGLE_WORDS, strip_links: bool = True) -> list[bytes]:
@@ -52,11 +57,17 @@ def features(text: str, shingle_words: int = SHINGLE_WORDS, strip_links: bool = 
     has none."""
     if strip_links:
         text = _LINK_TARGET.sub("]", text)
-    words = [word for word in _WORD.findall(text.lower()) if not word.isdigit()]
+    words: list[bytes] = []
+    for run in _WORD_BYTES.findall(text.lower().encode("utf-8")):
+        if run.isascii():
+            if not run.isdigit():
+                words.append(run)
+        else:
+            words += [word.encode("utf-8") for word in _WORD.findall(run.decode("utf-8")) if not word.isdigit()]
     if len(words) <= shingle_words:
-        return [" ".join(words).encode("utf-8")] if words else []
+        return [b" ".join(words)] if words else []
     runs = zip(*(words[i:] for i in range(shingle_words)))  # each word and the ones after it
-    return [shingle.encode("utf-8") for shingle in map(" ".join, runs)]
+    return list(map(b" ".join, runs))
 
 
 def simhash_of_features(items: Iterable[bytes]) -> int:
