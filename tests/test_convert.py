@@ -8,9 +8,12 @@ import time
 
 import lxml.html
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import crawler.content.convert as convert_module
 from crawler.config import CrawlConfig
+from crawler.content import fragment
 from crawler.content.convert import (
     CONVERTERS,
     DEFAULT_CONVERTER,
@@ -423,6 +426,16 @@ def test_a_page_nested_too_deep_for_html_to_markdown_falls_back_with_its_text():
 
 def test_the_plain_text_keeps_a_page_nested_past_lxmls_limit():
     assert plain_text("<div>" * 300 + "<p>a</p><p>b &amp; c</p>" + "</div>" * 300) == "a\nb & c"
+
+
+_HREF_PIECES = ("/edit/", "/-/edit/", "/blob/", "/_edit", "_sources/", ".rst", ".txt", ".md", "#", "\n", "e", "/", "x")
+
+
+@given(st.lists(st.sampled_from(_HREF_PIECES), max_size=6).map("".join))
+def test_the_control_links_pretest_passes_every_href_the_pattern_finds(href):
+    # prepare() searches an href with the pattern only where the substring tests pass
+    if fragment._CONTROL_HREF.search(href):
+        assert fragment._may_lead_to_control(href)
 
 
 def test_links_named_like_controls_are_content_where_they_lead_elsewhere():

@@ -145,14 +145,18 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
         classes = (button.get("class") or "").lower().split()
         if _COPY_CLASSES.intersection(classes) or text_of(button).strip().lower() in _COPY_TEXT:
             edits[button] = ""
-    for link in fragment.iter("a"):
+    for link in fragment.iter("a"):  # a Sphinx page's most common element: the cheap tests first
         href = link.get("href")
         class_names = link.get("class") or ""
-        leads_to_control = href is not None and _CONTROL_HREF.search(href) is not None
-        maybe_permalink = "headerlink" in class_names or (href or "").startswith("#")
-        if (leads_to_control or maybe_permalink) and _is_control(link, href or "", class_names, leads_to_control):
+        if href is None:  # unwrapped, unless a permalink
+            edits[link] = "" if "headerlink" in class_names and _is_control(link, "", class_names, False) else None
+            continue
+        leads_to_control = _may_lead_to_control(href) and _CONTROL_HREF.search(href) is not None
+        if (leads_to_control or href[:1] == "#" or "headerlink" in class_names) and _is_control(
+            link, href, class_names, leads_to_control
+        ):
             edits[link] = ""
-        elif _unlinked(link):
+        elif ":" in href and _unlinked(link):
             edits[link] = None
         elif not (link.text or "").strip() and _empty(link):
             edits[link] = " " if text_of(link) else ""  # its space stays
@@ -170,6 +174,17 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
             _whitespace_outside(element)
     edits.pop(fragment, None)
     _apply(edits)
+
+
+#: Endings of an href :data:`_CONTROL_HREF` reads as a source file (``$`` also matches
+#: before a final line feed).
+_SOURCE_ENDINGS = (".rst", ".txt", ".md", ".rst\n", ".txt\n", ".md\n")
+
+
+def _may_lead_to_control(href: str) -> bool:
+    """Whether ``href`` holds what every branch of :data:`_CONTROL_HREF` needs: a few
+    substring tests, cheaper than the pattern's search at every position."""
+    return "edit" in href or "blob/" in href or "_sources/" in href or href.endswith(_SOURCE_ENDINGS) or href[:1] == "#"
 
 
 def _is_control(link: lxml.html.HtmlElement, href: str, classes: str, leads_to_control: bool) -> bool:
