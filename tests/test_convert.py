@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import crawler.content.convert as convert_module
 from crawler.config import CrawlConfig
-from crawler.content import fragment
+from crawler.content import escapes, fragment
 from crawler.content.convert import (
     CONVERTERS,
     DEFAULT_CONVERTER,
@@ -426,6 +426,23 @@ def test_a_page_nested_too_deep_for_html_to_markdown_falls_back_with_its_text():
 
 def test_the_plain_text_keeps_a_page_nested_past_lxmls_limit():
     assert plain_text("<div>" * 300 + "<p>a</p><p>b &amp; c</p>" + "</div>" * 300) == "a\nb & c"
+
+
+@pytest.mark.parametrize(
+    ("html", "pieces"),
+    [
+        ("a<code>x_</code>b", ["a", "<code>x_</code>", "b"]),
+        ("<code>a<code>b</code></code>x", ["", "<code>a<code>b</code></code>", "x"]),
+        ("<kbd><kbd>C</kbd>+<kbd>x</kbd></kbd>!", ["", "<kbd><kbd>C</kbd>+<kbd>x</kbd></kbd>", "!"]),
+        ("<pre>a<b>b</b></pre>c<tt>d</tt>", ["", "<pre>a<b>b</b></pre>", "c", "<tt>d</tt>", ""]),
+        ("<CODE class=x>a</Code >z", ["", "<CODE class=x>a</Code >", "z"]),
+        ("<code>a</codex>b</code>c", ["", "<code>a</codex>b</code>", "c"]),
+        ("x<code>a", ["x", "<code>a", ""]),
+        ("<code-example>x</code-example>", ["<code-example>x</code-example>"]),
+    ],
+)
+def test_the_escape_pass_cuts_out_each_code_element_whole(html, pieces):
+    assert escapes._split_code(html) == pieces
 
 
 _HREF_PIECES = ("/edit/", "/-/edit/", "/blob/", "/_edit", "_sources/", ".rst", ".txt", ".md", "#", "\n", "e", "/", "x")

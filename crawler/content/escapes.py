@@ -109,7 +109,10 @@ HTML2TEXT = re.compile(r"\[|\]|\ufdd6(?P<opening>\s*)(?:#|&gt;|~)|" + _COMMON)
 #: The elements whose text is code, or no text: left as they are. A name is whole
 #: (``<code-example>`` is not ``code``).
 _CODE_NAMES = ("pre", "code", "kbd", "samp", "tt", "script", "style", "textarea", "xmp")
-_CODE_START = re.compile(r"(?i)<(" + "|".join(_CODE_NAMES) + r")(?=[\s/>])")
+#: A code element's start tag, and the rest of the element where it holds no tag (the
+#: ``simple`` group: most of them once ``span`` is gone, see
+#: :mod:`crawler.content.fragment`), so one search finds where it ends.
+_CODE_START = re.compile(r"(?i)<(" + "|".join(_CODE_NAMES) + r")(?=[\s/>])(?P<simple>[^>]*>[^<]*</\1(?=[\s/>])[^>]*>)?")
 #: Per name, its start and end tags, to find where an element ends past others nested
 #: in it (Sphinx writes a key combination as <kbd> inside <kbd>).
 _CODE_TAGS = {name: re.compile(r"(?i)<(/?)" + name + r"(?=[\s/>])") for name in _CODE_NAMES}
@@ -171,12 +174,15 @@ def _split_code(html: str) -> list[str]:
     position = 0
     while (start := _CODE_START.search(html, position)) is not None:
         depth, end = 0, len(html)
-        for tag in _CODE_TAGS[start.group(1).lower()].finditer(html, start.start()):
-            depth += -1 if tag.group(1) else 1
-            if depth == 0:
-                closing = html.find(">", tag.end())
-                end = len(html) if closing < 0 else closing + 1
-                break
+        if start.group("simple") is not None:
+            end = start.end()
+        else:
+            for tag in _CODE_TAGS[start.group(1).lower()].finditer(html, start.start()):
+                depth += -1 if tag.group(1) else 1
+                if depth == 0:
+                    closing = html.find(">", tag.end())
+                    end = len(html) if closing < 0 else closing + 1
+                    break
         pieces += (html[position : start.start()], html[start.start() : end])
         position = end
     pieces.append(html[position:])
