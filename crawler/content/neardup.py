@@ -58,12 +58,13 @@ def features(text: str, shingle_words: int = SHINGLE_WORDS, strip_links: bool = 
     if strip_links:
         text = _LINK_TARGET.sub("]", text)
     words: list[bytes] = []
-    for run in _WORD_BYTES.findall(text.lower().encode("utf-8")):
+    for run in _WORD_BYTES.findall(text.lower().encode("utf-8", "surrogatepass")):  # a lone surrogate is no word
         if run.isascii():
             if not run.isdigit():
                 words.append(run)
         else:
-            words += [word.encode("utf-8") for word in _WORD.findall(run.decode("utf-8")) if not word.isdigit()]
+            text_run = run.decode("utf-8", "surrogatepass")
+            words += [word.encode() for word in _WORD.findall(text_run) if not word.isdigit()]
     if len(words) <= shingle_words:
         return [b" ".join(words)] if words else []
     runs = zip(*(words[i:] for i in range(shingle_words)))  # each word and the ones after it
