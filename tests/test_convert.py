@@ -178,6 +178,7 @@ FRAGMENTS = [
         "Sphinx's words of a code element stay one code span",
         "write `from __future__ import` first",
     ),
+    ("<p>a ~~x y~~ b ~~~ c ~ d</p>", "tildes in text are no strikethrough", "a \\~~x y\\~~ b \\~\\~~ c ~ d"),
     (
         "<code-example>x</code-example><p>Use `x` and\n1. more</p>",
         "a custom element is not code",
@@ -303,6 +304,15 @@ def test_both_converters_read_text_across_spans_as_one_text():
     for converter in CONVERTERS:
         conversion, what, error = page_markdown(page, BASE, converter=converter)
         assert (conversion.markdown, what, error) == ("-h, --help\n\nShow the help.", "main", None)
+
+
+def test_html2text_writes_no_emphasis_into_code():
+    page = (
+        "<html><body><main><p><code>a<b>c</b>d</code> and <kbd><i>k</i></kbd> ~~x~~</p>"
+        "<pre>x<b>y</b><em> z</em></pre></main></body></html>"
+    )
+    conversion, _, _ = page_markdown(page, BASE, converter=HTML2TEXT)
+    assert conversion.markdown == "`acd` and `k` \\~~x\\~~\n```\nxy z\n```"
 
 
 def test_html2text_writes_a_definition_as_a_paragraph_not_as_code():

@@ -18,6 +18,8 @@ What is marked (:data:`HTML_TO_MARKDOWN`):
   a reference, a link definition (``[foo]: /url`` turns the line into nothing);
 * a ``<`` that a letter, ``/``, ``!`` or ``?`` follows: raw HTML or an autolink;
 * an ``&`` that begins a character reference (``&copy;`` would become ``©``);
+* a ``~`` that another follows: ``~~`` opens or closes a strikethrough (GFM 6.5, which
+  the Markdown's tables and ``~~`` already assume);
 * the ``.`` or ``)`` of a number that opens an element's text (``19. Oktober``
   after a tag can start a line, and an ordered list);
 * a ``-``, ``+``, ``#``, ``>`` or ``~~~`` that opens an element's text: a list item, a
@@ -88,7 +90,7 @@ _CHARS = {stand_in: unescape(char) for char, stand_in in _MARKS.items()}
 #: a python3.11-doc page than with the number's group first).
 _COMMON = (
     r"`|_(?:(?<![^\W_]_)|(?![^\W_]))|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)"
-    r"|\ufdd6(?P<number>\s*\d{1,9})[.)](?=[\s\ufdd6]|$)"
+    r"|\ufdd6(?P<number>\s*\d{1,9})[.)](?=[\s\ufdd6]|$)|~(?=~)"
 )
 #: A bullet or a thematic break's ``-`` (what follows it in the Markdown decides, :func:`unmark`).
 _BULLET = r"[-+](?=-*(?:[\s\ufdd6]|$))"

@@ -32,9 +32,11 @@ The steps, each a rule a reader of the Markdown would ask for:
    instead: a share button's "Share on Facebook"). An image whose ``src`` is a
    ``data:`` URL (an inline placeholder or icon, kilobytes of base64 in the Markdown) is
    replaced by its ``alt`` text.
-3. **A link or a block in ``pre`` keeps only its text**: a fenced code block holds no
-   link, and a ``div`` there (Sphinx's viewcode blocks) made html-to-markdown add a line
-   break; the code stays byte for byte.
+3. **A link, a block or an emphasis in ``pre`` keeps only its text**, and so does an
+   emphasis in a code element (``code``, ``kbd``, ``samp``, ``tt``): a fenced code block
+   holds no link, a ``div`` there (Sphinx's viewcode blocks) made html-to-markdown add a
+   line break, and html2text wrote an emphasis's asterisks into the code
+   (`` `a**c**d` ``); the code stays byte for byte.
 4. **A layout table becomes blocks**: a table with a list, a definition list, a code
    block, a quotation, a heading or a table in a cell (a pipe table's row is one line:
    no converter can put them there), or a one-row table without a header cell (``th``)
@@ -128,6 +130,8 @@ _BLOCKS = (
     *("h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "hr", "header", "footer"),
 )
 _BLOCK_TAGS = frozenset(_BLOCKS)
+#: What step 3 unwraps inside ``pre``.
+_IN_PRE = ("a", *_BLOCKS, *_EMPHASIS)
 
 
 def prepare(fragment: lxml.html.HtmlElement) -> None:
@@ -160,14 +164,17 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
             edits[link] = None
         elif not (link.text or "").strip() and _empty(link):
             edits[link] = " " if text_of(link) else ""  # its space stays
-    for pre in fragment.iter("pre"):  # None: unwrapped
-        edits.update(dict.fromkeys(inner for inner in pre.iter("a", *_BLOCKS) if inner is not pre))
+    for code in fragment.iter("pre", *_CODE_SPANS):  # None: unwrapped
+        inside = _IN_PRE if code.tag == "pre" else _EMPHASIS
+        edits.update(dict.fromkeys(inner for inner in code.iter(*inside) if inner is not code))
     for table in fragment.iter("table"):
         if any(block is not table for block in table.iter(*_CELL_BLOCKS)) or _columns(table):
             _flatten(table)
     for element in list(fragment.iter(*_EMPHASIS, "figcaption")):  # line breaks move out of them
         if element.tag == "figcaption":  # the converter writes a caption in emphasis
             element.tag = "div"
+        elif element in edits:  # in code, unwrapped already
+            continue
         elif _holds_block(element) or not _breaks_outside(element) or not _flanking(element):
             edits[element] = None
         else:
