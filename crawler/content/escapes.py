@@ -175,20 +175,23 @@ def _split_code(html: str) -> list[str]:
     pieces: list[str] = []
     position = 0
     while (start := _CODE_START.search(html, position)) is not None:
-        depth, end = 0, len(html)
-        if start.group("simple") is not None:
-            end = start.end()
-        else:
-            for tag in _CODE_TAGS[start.group(1).lower()].finditer(html, start.start()):
-                depth += -1 if tag.group(1) else 1
-                if depth == 0:
-                    closing = html.find(">", tag.end())
-                    end = len(html) if closing < 0 else closing + 1
-                    break
+        end = start.end() if start.group("simple") is not None else _element_end(html, start)
         pieces += (html[position : start.start()], html[start.start() : end])
         position = end
     pieces.append(html[position:])
     return pieces
+
+
+def _element_end(html: str, start: re.Match[str]) -> int:
+    """Where the code element ``start`` opens ends in ``html``: past the end tag that
+    closes it, counting those of its name nested inside (the end of ``html`` if none)."""
+    depth = 0
+    for tag in _CODE_TAGS[start.group(1).lower()].finditer(html, start.start()):
+        depth += -1 if tag.group(1) else 1
+        if depth == 0:
+            closing = html.find(">", tag.end())
+            return len(html) if closing < 0 else closing + 1
+    return len(html)
 
 
 def unmark(markdown: str) -> str:

@@ -111,9 +111,8 @@ _CELL_BLOCKS = ("ul", "ol", "dl", "pre", "blockquote", "table", "h1", "h2", "h3"
 #: Inline elements whose edges are not where an emphasis inside them meets other
 #: markup: those the converter writes as their content alone, and emphasis (a
 #: delimiter run at its edge joins the outer one, ``***``, whose neighbours count).
-_TRANSPARENT = frozenset(
-    ("span", "font", "small", "big", "abbr", "label", "time", "mark", "bdi", "bdo", "data", *_EMPHASIS)
-)
+#: No ``span``: step 1 unwraps them all before step 5 reads this.
+_TRANSPARENT = frozenset(("font", "small", "big", "abbr", "label", "time", "mark", "bdi", "bdo", "data", *_EMPHASIS))
 #: Elements the converter writes as markup of their own, text or not (an image's
 #: ``![]()``, a line break): next to an emphasis they are not a word.
 _SHOWN_EMPTY = ("img", "br", "input", "hr")
