@@ -28,7 +28,11 @@ What it measures:
    samples CPU at the end of the dispatcher's loop; the CPU of the whole ``crawl()``
    call (end-of-crawl outputs included) is shown too. pages/s / limit is split into
    CPU efficiency (page work alone / crawl CPU per page) x CPU busy (crawl CPU /
-   (cores x wall)); the second factor is what other load on the machine takes away.
+   (cores x wall)); the second factor is what other load on the machine and the
+   politeness take away. Each round also crawls once at the base worker count (2 if
+   given) with ``--per-host 2 x workers x threads`` (as ``bench/slow_server.py``): no
+   adaptive crawl delay, so the default's one request in flight to this one origin,
+   spaced by its measured latency, shows as the ratio of the two (fastest of each).
    Probes (not a profiler): each fetcher sums the thread CPU (``time.thread_time``)
    of a few functions, inclusive: ``PageProcessor.run``, ``HttpClient.get``, each
    page-work step, the scope check, the Markdown fingerprint, ``OfferedKeys.first_offer``,
@@ -1041,9 +1045,15 @@ def page_urls(out: str) -> list[str]:
     return [record["request_url"] for record in iter_records(out) if record["markdown"] is not None]
 
 
-def make_config(seed: str, out: str, workers: int, threads: int) -> CrawlConfig:
+def make_config(seed: str, out: str, workers: int, threads: int, per_host: int | None = None) -> CrawlConfig:
     return CrawlConfig(
-        seeds=(seed,), out_dir=out, workers=workers, threads=threads, start_method="fork", progress_interval_s=3600.0
+        seeds=(seed,),
+        out_dir=out,
+        workers=workers,
+        threads=threads,
+        start_method="fork",
+        progress_interval_s=3600.0,
+        per_host=per_host,
     )
 
 
@@ -1061,11 +1071,13 @@ def run_crawl(
     prof_dir: str | None = None,
     builtins: bool = False,
     probes: bool = False,
+    per_host: int | None = None,
 ) -> dict:
     """One in-process crawl; CPU per role (dispatcher corrected for this process's
-    earlier CPU, nginx apart)."""
+    earlier CPU, nginx apart). ``per_host``: the crawl's ``--per-host`` (``None``: the
+    default adaptive crawl delay)."""
     out = os.path.join(tmp, tag)
-    config = make_config(server.url("/index.html"), out, workers, threads)
+    config = make_config(server.url("/index.html"), out, workers, threads, per_host)
     server.requests()
     nginx_before = server.cpu_s()
     before_psutil, before_pt = own_cpu_s(), time.process_time()
@@ -1091,6 +1103,7 @@ def run_crawl(
         "tag": tag,
         "workers": workers,
         "threads": threads,
+        "per_host": per_host,
         "profiled": prof_dir is not None,
         "pages": pages,
         "claimed": summary["claimed"],
@@ -1343,6 +1356,8 @@ def main() -> int:
     try:
         with Nginx(args.root) as server:
             run1: dict[int, list[dict]] = collections.defaultdict(list)
+            unthrottled: list[dict] = []
+            base_workers = 2 if 2 in args.workers else args.workers[0]
             for n in range(args.runs):
                 for workers in args.workers:
                     run = run_crawl(
@@ -1355,14 +1370,26 @@ def main() -> int:
                         f"dups {run['duplicate_requests']} load {run['load_before']:.1f}",
                         flush=True,
                     )
+                # the same crawl without the adaptive crawl delay: what the politeness takes
+                per_host = 2 * base_workers * args.threads
+                run = run_crawl(
+                    server, tmp, f"per-host-w{base_workers}-{n}", base_workers, args.threads, per_host=per_host
+                )
+                unthrottled.append(run)
+                print(
+                    f"run 1 #{n} w={base_workers} --per-host {per_host}: {run['pages']} pages {run['wall_s']:.2f} s "
+                    f"{run['pages_per_s']:.1f}/s cpu {run['cpu_total_s']:.1f} s "
+                    f"dups {run['duplicate_requests']} load {run['load_before']:.1f}",
+                    flush=True,
+                )
             best = {w: max(runs, key=lambda r: r["pages_per_s"]) for w, runs in run1.items()}
             print_run1([best[w] for w in args.workers])
             results["run1"] = {
                 "all": [r for w in args.workers for r in run1[w]],
                 "best": {str(w): best[w] for w in args.workers},
+                "per_host": {"all": unthrottled, "best": max(unthrottled, key=lambda r: r["pages_per_s"])},
             }
 
-            base_workers = 2 if 2 in best else args.workers[0]
             if best[base_workers].get("probes"):
                 calls = sum(r["calls_per_page"] for r in best[base_workers]["probes"]["probes"].values())
                 cost = probe_cost_us()
@@ -1457,7 +1484,7 @@ def main() -> int:
     print_summary(results)
     results["elapsed_s"] = round(time.monotonic() - started, 1)
     os.makedirs(os.path.join(HERE, "results"), exist_ok=True)
-    for runs in (results["run1"]["all"],):
+    for runs in (results["run1"]["all"], results["run1"]["per_host"]["all"]):
         for run in runs:
             run.pop("out", None)
     for rep in results["run2"].values():
@@ -1573,6 +1600,15 @@ def limit_and_leftover(results: dict, pw: dict, workers: int, cores: int) -> dic
         "cpu_busy_fraction": round(best["cpu_total_s"] / (cores * best["wall_s"]), 3),
         "load_before": best["load_before"],
     }
+    fixed = results["run1"]["per_host"]["best"]
+    out["per_host"] = {
+        "per_host": fixed["per_host"],
+        "pages_per_s": fixed["pages_per_s"],
+        "fraction_of_limit": round(fixed["pages_per_s"] / limit, 3),
+        "cpu_efficiency": round(pw_ms / fixed["total_ms_per_page"], 3),
+        "cpu_busy_fraction": round(fixed["cpu_total_s"] / (cores * fixed["wall_s"]), 3),
+        "default_vs_per_host": round(best["pages_per_s"] / fixed["pages_per_s"], 3),
+    }
     split = {"dispatcher": best["ms_per_page"]["dispatcher"], "manager": best["ms_per_page"]["manager"]}
     fetcher_ms = best["ms_per_page"]["fetcher"]
     split["fetchers beyond page work alone"] = round(fetcher_ms - pw_ms, 3)
@@ -1685,6 +1721,14 @@ def print_summary(results: dict) -> None:
         f"(load average {lim['load_before']:.1f} before it); at its own "
         f"{lim['total_cpu_ms_per_page']:.2f} ms/page on {lim['cores']} idle cores: "
         f"{lim['cpu_bound_pages_per_s']:.1f} pages/s"
+    )
+    fixed = lim["per_host"]
+    print(
+        f"without the adaptive crawl delay (--per-host {fixed['per_host']}, the same site and workers): "
+        f"{fixed['pages_per_s']:.1f} pages/s = {fixed['fraction_of_limit'] * 100:.1f}% of the limit = CPU "
+        f"efficiency {fixed['cpu_efficiency'] * 100:.1f}% x CPU busy {fixed['cpu_busy_fraction'] * 100:.1f}%; "
+        f"the default politeness (one request in flight to this one origin) runs at "
+        f"{fixed['default_vs_per_host'] * 100:.1f}% of that"
     )
     print(
         f"leftover per page (total {lim['total_cpu_ms_per_page']:.2f} - page work "
