@@ -346,6 +346,23 @@ def test_the_fidelity_check_sees_what_a_reader_would_read():
     assert render("| a | b |\n| --- | --- |\n| 1 | 2 |").count("<td>") == 2
 
 
+@pytest.mark.parametrize(
+    "table, rows",
+    [
+        ("<tr><td>a<td>b<td>c<tr><td colspan=3>x", [3, 3]),
+        ("<tr><td rowspan=2>a<td>b<tr><td>c", [2, 2]),
+        ("<tr><td>a<td>b<tr><td>c", [2, 2]),  # a short row is padded, as a browser lays it out
+        ("<tr><td colspan=0>a<td>b", [2]),  # 0 is 1
+        ("<tr><td rowspan=0>a<td>b<tr><td>c<tr><td>d", [2, 2, 2]),  # 0: the rows left
+        ("<tr></tr><tr><td>a", [1]),
+        ("<tr><td> </td></tr>", None),  # no text: nothing a table must keep
+    ],
+)
+def test_the_fidelity_check_reads_a_table_as_its_grid(table, rows):
+    tables = compare(f"<table>{table}</table>", "", BASE).source.tables
+    assert tables == ([rows] if rows is not None else [])
+
+
 def test_tables_lists_and_links_come_back_whole():
     html = (
         '<h1>Title</h1><ul><li>one<ul><li>two</li></ul></li><li>three</li></ul>'

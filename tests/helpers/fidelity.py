@@ -142,9 +142,12 @@ def shape(html: str, base: str, rendered: bool = False) -> Shape:
         if not _inside(lst, "table")  # a pipe table's cell holds no list
     ]
     tables = [
-        [len(row.findall("td")) + len(row.findall("th")) for row in table.iter("tr")]
+        _grid_rows(table)
+        if not rendered
+        else [len(row.findall("td")) + len(row.findall("th")) for row in table.iter("tr")]
         for table in root.iter("table")
-        if not any(e is not table for e in table.iter(*_CELL_BLOCKS))  # else no pipe table can hold it
+        # else no pipe table can hold it; one with no text says nothing a table must keep
+        if not any(e is not table for e in table.iter(*_CELL_BLOCKS)) and "".join(table.itertext()).strip()
     ]
     links = [
         (" ".join(_WORD.findall("".join(a.itertext()))), _href(base, a.get("href", "")))
@@ -203,6 +206,41 @@ def _replace_with_text(element: lxml.html.HtmlElement, text: str) -> None:
     else:
         parent.text = (parent.text or "") + joined
     parent.remove(element)
+
+
+def _grid_rows(table: lxml.html.HtmlElement) -> list[int]:
+    """The cells per row of ``table`` as a pipe table must write them: every row as wide
+    as the table's grid. The HTML table model (HTML standard 4.9.12.1, forming a table)
+    spreads a cell over ``colspan`` columns and ``rowspan`` rows (0: the rows left; here
+    of the table, not of its row group), and a row with fewer cells than the widest
+    still spans the grid; a GFM table has one cell per column in every row (a reader
+    pads a short row). Rows are the ``tr`` of the table that hold a cell or that a cell
+    above spans into."""
+    rows = list(table.iter("tr"))
+    covered: list[set[int]] = [set() for _ in rows]  # per row, the columns a cell above takes
+    widths: list[int] = []
+    for r, row in enumerate(rows):
+        column = 0
+        for cell in row:
+            if cell.tag not in ("td", "th"):
+                continue
+            while column in covered[r]:
+                column += 1
+            span = max(1, _span(cell.get("colspan"), 1, 1000))
+            down = _span(cell.get("rowspan"), 1, 65534) or len(rows) - r
+            for below in covered[r + 1 : r + down]:
+                below.update(range(column, column + span))
+            column += span
+        widths.append(max(column, max(covered[r], default=-1) + 1))
+    width = max(widths, default=0)
+    return [width for w in widths if w]
+
+
+def _span(value: str | None, default: int, cap: int) -> int:
+    """A ``colspan`` or ``rowspan`` as the HTML standard parses it (the rules for parsing
+    non-negative integers; none or an error gives ``default``), at most ``cap``."""
+    digits = re.match(r"\s*\+?(\d+)", value or "")
+    return min(int(digits.group(1)), cap) if digits else default
 
 
 def _inside(element: lxml.html.HtmlElement, tag: str) -> bool:
