@@ -346,6 +346,36 @@ def test_the_fidelity_check_sees_what_a_reader_would_read():
     assert render("| a | b |\n| --- | --- |\n| 1 | 2 |").count("<td>") == 2
 
 
+#: A spreadsheet saved as HTML: ``border="0"`` and a row whose cell spans the columns.
+SHEET = (
+    '<table border="0" cellpadding="0" cellspacing="0" width="545">'
+    "<tr><td>GS</td><td>Metall</td><td>Buch<br>30. Auflage</td></tr>"
+    '<tr><td colspan="3">Arbeiten lt. Anweisung</td></tr>'
+    "<tr><td>FTO</td><td>Werkstoffe</td><td>12-15</td></tr></table>"
+)
+
+
+@pytest.mark.parametrize("converter", [HTML_TO_MARKDOWN, HTML2TEXT])
+def test_a_table_of_data_with_border_0_and_a_spanning_cell_stays_a_table(converter):
+    # html-to-markdown 3.21 wrote it as a list, a row an item, the columns lost
+    markdown = page_markdown(f"<html><body><main>{SHEET}</main></body></html>", BASE, False, converter)[0].markdown
+    assert markdown == (
+        "| GS | Metall | Buch 30. Auflage |\n| --- | --- | --- |\n| Arbeiten lt. Anweisung | | |\n"
+        "| FTO | Werkstoffe | 12-15 |"
+    )
+    assert compare(SHEET, markdown, BASE).kept()["tables"] == (1, 1)
+
+
+def test_a_grid_of_spacers_and_pictures_keeps_its_border_for_the_converter():
+    grid = lxml.html.fragment_fromstring(
+        '<div><table border="0"><tr><td><img src="s.gif"></td><td></td><td colspan="2"><b>Singapur</b></td></tr>'
+        '<tr><td></td><td><img src="a.jpg" alt="Bild"></td><td></td><td></td></tr></table>'
+        '<table border="0"><tr><td>a</td><td></td></tr><tr><td>b</td><td>c</td></tr></table></div>'
+    )
+    fragment.prepare(grid)
+    assert [table.get("border") for table in grid.iter("table")] == ["0", None]  # 2 of 6 cells, 3 of 4
+
+
 @pytest.mark.parametrize(
     "table, rows",
     [

@@ -44,7 +44,13 @@ The steps, each a rule a reader of the Markdown would ask for:
    laid out in columns, such as python3.11-doc's index), has its rows and cells made
    ``div`` elements, so its content is written in order instead of as a broken table
    (html-to-markdown wrote such a table of links as one list item; it still does so with
-   a table of several rows, which is kept as a table: most of those are data).
+   a table of several rows, which is kept as a table: most of those are data). Which
+   tables of text are layout is this rule's to say, so their ``border`` attribute goes
+   (it only draws, HTML standard 16.3.9): html-to-markdown 3.21 writes a table whose
+   ``border`` is ``0`` and one of whose cells spans columns as a list, a row an item,
+   and a spreadsheet or a calendar saved as HTML has both. A table most of whose cells
+   hold no text (spacers and pictures laid out around a few words) keeps it, and
+   html-to-markdown its own rule.
 5. **Emphasis a CommonMark document cannot say is unwrapped**: ``b``, ``strong``,
    ``em`` and ``i`` around block content (paragraphs, lists, headings, or two line
    breaks in a row with content on both sides, which the converters write as a blank
@@ -169,6 +175,8 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for table in fragment.iter("table"):
         if any(block is not table for block in table.iter(*_CELL_BLOCKS)) or _columns(table):
             _flatten(table)
+        elif table.get("border") is not None and _mostly_text(table):
+            del table.attrib["border"]  # a table of data: not a list (step 4)
     for element in list(fragment.iter(*_EMPHASIS, "figcaption")):  # line breaks move out of them
         if element.tag == "figcaption":  # the converter writes a caption in emphasis
             element.tag = "div"
@@ -273,6 +281,13 @@ def _flatten(table: lxml.html.HtmlElement) -> None:
         if part.tag in ("thead", "tbody", "tfoot", "caption"):
             part.tag = "div"
     table.tag = "div"
+
+
+def _mostly_text(table: lxml.html.HtmlElement) -> bool:
+    """Whether at least half the cells of ``table`` hold text: a table of data (a
+    spreadsheet, a calendar), not a grid of spacers and pictures around a few words."""
+    cells = [bool(text_of(cell).strip()) for cell in table.iter("td", "th")]
+    return bool(cells) and 2 * sum(cells) >= len(cells)
 
 
 def _empty(link: lxml.html.HtmlElement) -> bool:
