@@ -355,10 +355,9 @@ SHEET = (
 )
 
 
-@pytest.mark.parametrize("converter", [HTML_TO_MARKDOWN, HTML2TEXT])
-def test_a_table_of_data_with_border_0_and_a_spanning_cell_stays_a_table(converter):
+def test_a_table_of_data_with_border_0_and_a_spanning_cell_stays_a_table():
     # html-to-markdown 3.21 wrote it as a list, a row an item, the columns lost
-    markdown = page_markdown(f"<html><body><main>{SHEET}</main></body></html>", BASE, False, converter)[0].markdown
+    markdown = page_markdown(f"<html><body><main>{SHEET}</main></body></html>", BASE)[0].markdown
     assert markdown == (
         "| GS | Metall | Buch 30. Auflage |\n| --- | --- | --- |\n| Arbeiten lt. Anweisung | | |\n"
         "| FTO | Werkstoffe | 12-15 |"
@@ -366,14 +365,21 @@ def test_a_table_of_data_with_border_0_and_a_spanning_cell_stays_a_table(convert
     assert compare(SHEET, markdown, BASE).kept()["tables"] == (1, 1)
 
 
-def test_a_grid_of_spacers_and_pictures_keeps_its_border_for_the_converter():
-    grid = lxml.html.fragment_fromstring(
-        '<div><table border="0"><tr><td><img src="s.gif"></td><td></td><td colspan="2"><b>Singapur</b></td></tr>'
-        '<tr><td></td><td><img src="a.jpg" alt="Bild"></td><td></td><td></td></tr></table>'
-        '<table border="0"><tr><td>a</td><td></td></tr><tr><td>b</td><td>c</td></tr></table></div>'
-    )
-    fragment.prepare(grid)
-    assert [table.get("border") for table in grid.iter("table")] == ["0", None]  # 2 of 6 cells, 3 of 4
+@pytest.mark.parametrize(
+    "rows, kept",
+    [
+        ("<tr><td>a</td><td></td></tr><tr><td>b</td><td>c</td></tr>", False),  # 3 of 4 cells hold text
+        ("<tr><th>a</th><td></td></tr><tr><th>b</th><td></td></tr>", False),  # 2 of 4, header cells too
+        ("<tr><td>a</td><td>&#160;</td></tr><tr><td>&#160;</td><td></td></tr>", True),  # 1 of 4: spacers
+        ('<tr><td><img src="s.gif"></td><td colspan="2"><b>Singapur</b></td></tr><tr><td></td><td></td></tr>', True),
+        ('<tr><td rowspan="2">a</td><td>b</td></tr><tr><td>c</td></tr>', True),  # a cell spans rows
+        ('<tr><td rowspan="1">a</td><td>b</td></tr>', False),
+    ],
+)
+def test_a_table_keeps_its_border_for_the_converter_unless_it_is_a_grid_of_data(rows, kept):
+    table = lxml.html.fragment_fromstring(f'<div><table border="0">{rows}</table></div>')
+    fragment.prepare(table)
+    assert (table[0].get("border") == "0") is kept
 
 
 @pytest.mark.parametrize(
@@ -386,11 +392,21 @@ def test_a_grid_of_spacers_and_pictures_keeps_its_border_for_the_converter():
         ("<tr><td rowspan=0>a<td>b<tr><td>c<tr><td>d", [2, 2, 2]),  # 0: the rows left
         ("<tr></tr><tr><td>a", [1]),
         ("<tr><td> </td></tr>", None),  # no text: nothing a table must keep
+        ("<caption>Cap</caption><tr><td></td><td></td></tr>", None),  # the caption is written apart
+        ("<tr><td rowspan=2>a<td>b<tr><td>c<td>d", [3, 3]),  # c starts right of a
+        ("<tr><td rowspan=3>a<tr><tr><td>b", [2, 2, 2]),  # a row a cell spans into counts
+        ("<thead><tr><th rowspan=0>A<th>B</thead><tbody><tr><td>c<td>d</tbody>", [2, 2]),  # 0: its group's rows
+        ("<tbody><tr><td rowspan=2>a<td>b</tbody><tbody><tr><td>c<td>d</tbody>", [2, 2]),
     ],
 )
 def test_the_fidelity_check_reads_a_table_as_its_grid(table, rows):
     tables = compare(f"<table>{table}</table>", "", BASE).source.tables
     assert tables == ([rows] if rows is not None else [])
+
+
+def test_the_fidelity_check_counts_headings_that_have_words():
+    fidelity = compare('<h2><a href="#x"></a></h2><h2>Title</h2>', "## Title", BASE)
+    assert fidelity.source.headings == [(2, "Title")] and fidelity.kept()["headings"] == (1, 1)
 
 
 def test_tables_lists_and_links_come_back_whole():

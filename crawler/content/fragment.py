@@ -49,7 +49,8 @@ The steps, each a rule a reader of the Markdown would ask for:
    (it only draws, HTML standard 16.3.9): html-to-markdown 3.21 writes a table whose
    ``border`` is ``0`` and one of whose cells spans columns as a list, a row an item,
    and a spreadsheet or a calendar saved as HTML has both. A table most of whose cells
-   hold no text (spacers and pictures laid out around a few words) keeps it, and
+   hold no text (spacers and pictures laid out around a few words), or one with a cell
+   spanning rows (html-to-markdown misplaces the cells below it), keeps it, and
    html-to-markdown its own rule.
 5. **Emphasis a CommonMark document cannot say is unwrapped**: ``b``, ``strong``,
    ``em`` and ``i`` around block content (paragraphs, lists, headings, or two line
@@ -175,7 +176,7 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for table in fragment.iter("table"):
         if any(block is not table for block in table.iter(*_CELL_BLOCKS)) or _columns(table):
             _flatten(table)
-        elif table.get("border") is not None and _mostly_text(table):
+        elif table.get("border") is not None and _data_grid(table):
             del table.attrib["border"]  # a table of data: not a list (step 4)
     for element in list(fragment.iter(*_EMPHASIS, "figcaption")):  # line breaks move out of them
         if element.tag == "figcaption":  # the converter writes a caption in emphasis
@@ -283,11 +284,16 @@ def _flatten(table: lxml.html.HtmlElement) -> None:
     table.tag = "div"
 
 
-def _mostly_text(table: lxml.html.HtmlElement) -> bool:
-    """Whether at least half the cells of ``table`` hold text: a table of data (a
-    spreadsheet, a calendar), not a grid of spacers and pictures around a few words."""
-    cells = [bool(text_of(cell).strip()) for cell in table.iter("td", "th")]
-    return bool(cells) and 2 * sum(cells) >= len(cells)
+def _data_grid(table: lxml.html.HtmlElement) -> bool:
+    """Whether ``table`` is data html-to-markdown can write as a pipe table: at least half
+    its cells hold text (a spreadsheet, a calendar, not a grid of spacers and pictures
+    around a few words), and none spans rows (3.21 shifts the cells of the rows a
+    ``rowspan`` reaches into, and a reader then drops a row's last cells; its list keeps
+    every word)."""
+    cells = list(table.iter("td", "th"))
+    if any((cell.get("rowspan") or "1").strip() not in ("", "1") for cell in cells):
+        return False
+    return bool(cells) and 2 * sum(bool(text_of(cell).strip()) for cell in cells) >= len(cells)
 
 
 def _empty(link: lxml.html.HtmlElement) -> bool:

@@ -7,7 +7,9 @@ Used by ``tests/test_convert.py`` and ``bench/fidelity.py``. What a converter dr
 design is dropped from the source first: ``script``, ``style``, ``template`` and
 ``noscript`` elements and HTML comments; an image counts as its ``alt`` text, an inline
 quotation (``q``) as its text in quotation marks (as a browser shows it), and a checkbox
-that opens a list item as a task list's ``[x]`` or ``[ ]``. Raw HTML
+that opens a list item as a task list's ``[x]`` or ``[ ]``. A heading or a table without
+words is not counted (nothing in it to keep), and a table counts as its grid (every row
+as wide as the widest, ``colspan`` and ``rowspan`` spread), as a pipe table writes it. Raw HTML
 in the Markdown counts against it (:attr:`Fidelity.raw_html`): a reader renders it as
 markup, so a converter that passes its input through, or leaves ``<div>`` of the text
 unescaped, is not faithful however well the rendering matches.
@@ -136,6 +138,7 @@ def shape(html: str, base: str, rendered: bool = False) -> Shape:
     # CommonMark: a code span's line endings are spaces, one space each side is padding
     code = [" ".join("".join(c.itertext()).split()) for c in root.iter("code") if not _inside(c, "pre")]
     headings = [(int(h.tag[1]), " ".join(_WORD.findall("".join(h.itertext())))) for h in root.iter(*_HEADINGS)]
+    headings = [heading for heading in headings if heading[1]]  # one without words says nothing to keep
     lists = [
         (_depth(lst), lst.tag == "ol", len([li for li in lst if li.tag == "li"]))
         for lst in root.iter("ul", "ol")
@@ -147,7 +150,8 @@ def shape(html: str, base: str, rendered: bool = False) -> Shape:
         else [len(row.findall("td")) + len(row.findall("th")) for row in table.iter("tr")]
         for table in root.iter("table")
         # else no pipe table can hold it; one with no text says nothing a table must keep
-        if not any(e is not table for e in table.iter(*_CELL_BLOCKS)) and "".join(table.itertext()).strip()
+        if not any(e is not table for e in table.iter(*_CELL_BLOCKS))
+        and any("".join(cell.itertext()).strip() for cell in table.iter("td", "th"))
     ]
     links = [
         (" ".join(_WORD.findall("".join(a.itertext()))), _href(base, a.get("href", "")))
@@ -211,29 +215,54 @@ def _replace_with_text(element: lxml.html.HtmlElement, text: str) -> None:
 def _grid_rows(table: lxml.html.HtmlElement) -> list[int]:
     """The cells per row of ``table`` as a pipe table must write them: every row as wide
     as the table's grid. The HTML table model (HTML standard 4.9.12.1, forming a table)
-    spreads a cell over ``colspan`` columns and ``rowspan`` rows (0: the rows left; here
-    of the table, not of its row group), and a row with fewer cells than the widest
-    still spans the grid; a GFM table has one cell per column in every row (a reader
-    pads a short row). Rows are the ``tr`` of the table that hold a cell or that a cell
-    above spans into."""
-    rows = list(table.iter("tr"))
-    covered: list[set[int]] = [set() for _ in rows]  # per row, the columns a cell above takes
+    spreads a cell over ``colspan`` columns and ``rowspan`` rows of its row group
+    (``thead``, ``tbody``, ``tfoot``, or the rows directly in the table; 0: the rest of
+    it), and a row with fewer cells than the widest still spans the grid; a GFM table
+    has one cell per column in every row (a reader pads a short row). Rows are the
+    ``tr`` that hold a cell or that a cell above spans into. Time grows with the cells
+    and the spans still open at each row, not with the columns they cover."""
     widths: list[int] = []
-    for r, row in enumerate(rows):
-        column = 0
-        for cell in row:
-            if cell.tag not in ("td", "th"):
-                continue
-            while column in covered[r]:
-                column += 1
-            span = max(1, _span(cell.get("colspan"), 1, 1000))
-            down = _span(cell.get("rowspan"), 1, 65534) or len(rows) - r
-            for below in covered[r + 1 : r + down]:
-                below.update(range(column, column + span))
-            column += span
-        widths.append(max(column, max(covered[r], default=-1) + 1))
+    for group in _row_groups(table):
+        below: list[tuple[int, int, int]] = []  # (first column, past the last, rows left) from rows above
+        for index, row in enumerate(group):
+            taken = _merged([(first, end) for first, end, _ in below])
+            opened, column, at = [], 0, 0
+            for cell in row:
+                if cell.tag not in ("td", "th"):
+                    continue
+                while at < len(taken) and taken[at][1] <= column:
+                    at += 1
+                if at < len(taken) and taken[at][0] <= column:
+                    column = taken[at][1]
+                span = max(1, _span(cell.get("colspan"), 1, 1000))
+                down = _span(cell.get("rowspan"), 1, 65534) or len(group) - index
+                if down > 1:
+                    opened.append((column, column + span, down - 1))
+                column += span
+            widths.append(max(column, taken[-1][1] if taken else 0))
+            below = [(first, end, left - 1) for first, end, left in below if left > 1] + opened
     width = max(widths, default=0)
     return [width for w in widths if w]
+
+
+def _row_groups(table: lxml.html.HtmlElement) -> list[list[lxml.html.HtmlElement]]:
+    """The rows of ``table`` by row group, in document order: a ``rowspan`` ends with its
+    group."""
+    groups: dict[lxml.html.HtmlElement, list[lxml.html.HtmlElement]] = {}
+    for row in table.iter("tr"):
+        groups.setdefault(row.getparent(), []).append(row)
+    return list(groups.values())
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """``spans`` (first column, past the last) sorted, overlapping ones joined."""
+    merged: list[tuple[int, int]] = []
+    for first, end in sorted(spans):
+        if merged and first <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((first, end))
+    return merged
 
 
 def _span(value: str | None, default: int, cap: int) -> int:
