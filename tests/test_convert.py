@@ -409,29 +409,6 @@ def test_the_fidelity_check_counts_headings_that_have_words():
     assert fidelity.source.headings == [(2, "Title")] and fidelity.kept()["headings"] == (1, 1)
 
 
-@pytest.mark.parametrize("converter", [HTML_TO_MARKDOWN, HTML2TEXT])
-def test_a_link_around_blocks_becomes_a_link_in_each_block(converter):
-    # html-to-markdown wrote one link text, the headings lost; html2text glued the words
-    card = '<p>a</p><a href="/x"><div><h4>Basel</h4><h2>Männer brechen ein</h2><p>Teaser <b>text</b>.</p></div>more</a>'
-    markdown = page_markdown(f"<html><body><main>{card}</main></body></html>", BASE, False, converter)[0].markdown
-    assert markdown == (
-        "a\n\n#### [Basel](http://x.test/x)\n\n## [Männer brechen ein](http://x.test/x)\n\n"
-        "[Teaser **text**.](http://x.test/x)\n\n[more](http://x.test/x)"
-    )
-
-
-@pytest.mark.parametrize(
-    "card, markdown",
-    [
-        ('<a href="/x"><img src="s.gif"><h3>T</h3></a>', "### [T](http://x.test/x)"),  # shows nothing: no link
-        ('<a href="/x"><ul><li>a</li></ul><p>b</p></a>', "- a\n\n[b](http://x.test/x)"),  # a list keeps its own
-        ('<figure>News <img alt="A" src="s.jpg"></figure>', "News ![A](http://x.test/dir/s.jpg)"),  # not glued
-    ],
-)
-def test_what_a_link_around_blocks_is_not_carried_into(card, markdown):
-    assert page_markdown(f"<html><body><main>{card}</main></body></html>", BASE)[0].markdown == markdown
-
-
 def test_tables_lists_and_links_come_back_whole():
     html = (
         '<h1>Title</h1><ul><li>one<ul><li>two</li></ul></li><li>three</li></ul>'

@@ -31,10 +31,7 @@ The steps, each a rule a reader of the Markdown would ask for:
    its text kept (html-to-markdown would write its ``aria-label``, ``title`` or URL
    instead: a share button's "Share on Facebook"). An image whose ``src`` is a
    ``data:`` URL (an inline placeholder or icon, kilobytes of base64 in the Markdown) is
-   replaced by its ``alt`` text. A link around blocks (a news "card": a heading, a
-   teaser, a byline) becomes the link inside each of them (``## [Title](...)``), since
-   a Markdown link's text is inline: html-to-markdown wrote the blocks as one link text,
-   the headings lost, and html2text glued their words.
+   replaced by its ``alt`` text.
 3. **A link, a block or an emphasis in ``pre`` keeps only its text**, and so does an
    emphasis in a code element (``code``, ``kbd``, ``samp``, ``tt``): a fenced code block
    holds no link, a ``div`` there (Sphinx's viewcode blocks) made html-to-markdown add a
@@ -158,7 +155,6 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
         classes = (button.get("class") or "").lower().split()
         if _COPY_CLASSES.intersection(classes) or text_of(button).strip().lower() in _COPY_TEXT:
             edits[button] = ""
-    spread: list[lxml.html.HtmlElement] = []  # links around blocks
     for link in fragment.iter("a"):  # a Sphinx page's most common element: the cheap tests first
         href = link.get("href")
         class_names = link.get("class") or ""
@@ -174,10 +170,6 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
             edits[link] = None
         elif not (link.text or "").strip() and _empty(link):
             edits[link] = " " if text_of(link) else ""  # its space stays
-        elif len(link) and next(link.iter(*_BLOCKS), None) is not None:
-            spread.append(link)
-    for link in spread:
-        _spread(link)
     for code in fragment.iter("pre", *_CODE_SPANS):  # None: unwrapped
         inside = _IN_PRE if code.tag == "pre" else _EMPHASIS
         edits.update(dict.fromkeys(inner for inner in code.iter(*inside) if inner is not code))
@@ -186,8 +178,8 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
             _flatten(table)
         elif table.get("border") is not None and _data_grid(table):
             del table.attrib["border"]  # a table of data: not a list (step 4)
-    for element in list(fragment.iter(*_EMPHASIS, "figure", "figcaption")):  # line breaks move out of them
-        if element.tag in ("figure", "figcaption"):  # a caption in emphasis; a figure's text glued to its image
+    for element in list(fragment.iter(*_EMPHASIS, "figcaption")):  # line breaks move out of them
+        if element.tag == "figcaption":  # the converter writes a caption in emphasis
             element.tag = "div"
         elif element in edits:  # in code, unwrapped already
             continue
@@ -225,72 +217,6 @@ def _is_control(link: lxml.html.HtmlElement, href: str, classes: str, leads_to_c
         return False
     text = text_of(link).strip()
     return any(where.search(href) and name.fullmatch(text) for name, where in _CONTROLS)
-
-
-#: Blocks a link is not carried into: a list, a table or a code block keeps its own
-#: structure (step 3 unwraps a link in ``pre`` anyway), a rule has no text.
-_OPAQUE = frozenset(("ul", "ol", "dl", "table", "pre", "hr"))
-
-
-def _spread(link: lxml.html.HtmlElement) -> None:
-    """Step 2: make ``link``, which holds blocks, a ``div`` whose blocks each hold the
-    link around their text, and whose text between them is the link too (a card:
-    ``<a><h2>Title</h2><p>Teaser</p></a>`` becomes ``## [Title](...)`` then
-    ``[Teaser](...)``). A Markdown link's text is inline: html-to-markdown wrote the
-    blocks as one link text, the heading lost, and html2text glued their words."""
-    attributes = dict(link.attrib)
-    link.tag = "div"
-    link.attrib.clear()
-    _carry(link, attributes)
-
-
-def _carry(container: lxml.html.HtmlElement, attributes: dict[str, str]) -> None:
-    """Wrap each run of inline content of ``container`` (text, inline elements) in a link
-    with ``attributes``, and do the same inside each block child, down to the blocks
-    that hold no block (their whole content one link)."""
-    kept: list[lxml.html.HtmlElement] = []
-    text, run = container.text or "", []
-    for child in list(container):
-        if not isinstance(child.tag, str) or (
-            child.tag not in _BLOCK_TAGS and next(child.iter(*_BLOCKS), None) is None
-        ):
-            run.append(child)  # inline: its tail goes with it
-            continue
-        kept += _linked(text, run, attributes)
-        text, child.tail, run = child.tail or "", None, []
-        if child.tag not in _OPAQUE:
-            if next((block for block in child.iter(*_BLOCKS) if block is not child), None) is not None:
-                _carry(child, attributes)
-            else:
-                linked = _linked(child.text or "", list(child), attributes)  # moves the children
-                if linked:
-                    child.text = None
-                    child[:] = linked
-        kept.append(child)
-    kept += _linked(text, run, attributes)
-    container.text = None
-    container[:] = kept
-
-
-def _linked(text: str, run: list[lxml.html.HtmlElement], attributes: dict[str, str]) -> list[lxml.html.HtmlElement]:
-    """A new link holding ``text`` then ``run``, or none when they show nothing a reader
-    can read (no text, no image with ``alt`` text, as :func:`_empty`); they then stay
-    where they are, unlinked."""
-    shows = (
-        text.strip()
-        or any((node.tail or "").strip() for node in run)
-        or any(
-            isinstance(node.tag, str)
-            and (text_of(node).strip() or any((img.get("alt") or "").strip() for img in node.iter("img")))
-            for node in run
-        )
-    )
-    if not shows:
-        return []
-    link = lxml.html.Element("a", attributes)
-    link.text = text or None
-    link.extend(run)
-    return [link]
 
 
 def _apply(edits: dict[lxml.html.HtmlElement, str | None]) -> None:
