@@ -1129,6 +1129,14 @@ def run_crawl(
     }
 
 
+def run_line(label: str, run: dict) -> str:
+    """One line of progress for a finished crawl of run 1."""
+    return (
+        f"{label}: {run['pages']} pages {run['wall_s']:.2f} s {run['pages_per_s']:.1f}/s "
+        f"cpu {run['cpu_total_s']:.1f} s dups {run['duplicate_requests']} load {run['load_before']:.1f}"
+    )
+
+
 def claims_analysis(out: str, run: dict) -> dict:
     """Claims in the visited table. From the crawl's edges: the in-scope links of each
     page other than itself (what ``settle`` would carry with no filter in front of it),
@@ -1364,24 +1372,14 @@ def main() -> int:
                         server, tmp, f"plain-w{workers}-{n}", workers, args.threads, probes=not args.no_probes
                     )
                     run1[workers].append(run)
-                    print(
-                        f"run 1 #{n} w={workers}: {run['pages']} pages {run['wall_s']:.2f} s "
-                        f"{run['pages_per_s']:.1f}/s cpu {run['cpu_total_s']:.1f} s "
-                        f"dups {run['duplicate_requests']} load {run['load_before']:.1f}",
-                        flush=True,
-                    )
+                    print(run_line(f"run 1 #{n} w={workers}", run), flush=True)
                 # the same crawl without the adaptive crawl delay: what the politeness takes
                 per_host = 2 * base_workers * args.threads
                 run = run_crawl(
                     server, tmp, f"per-host-w{base_workers}-{n}", base_workers, args.threads, per_host=per_host
                 )
                 unthrottled.append(run)
-                print(
-                    f"run 1 #{n} w={base_workers} --per-host {per_host}: {run['pages']} pages {run['wall_s']:.2f} s "
-                    f"{run['pages_per_s']:.1f}/s cpu {run['cpu_total_s']:.1f} s "
-                    f"dups {run['duplicate_requests']} load {run['load_before']:.1f}",
-                    flush=True,
-                )
+                print(run_line(f"run 1 #{n} w={base_workers} --per-host {per_host}", run), flush=True)
             best = {w: max(runs, key=lambda r: r["pages_per_s"]) for w, runs in run1.items()}
             print_run1([best[w] for w in args.workers])
             results["run1"] = {
@@ -1582,6 +1580,16 @@ def print_crosscheck(rows: dict) -> None:
         )
 
 
+def limit_shares(run: dict, limit: float, pw_ms: float, cores: int) -> dict:
+    """pages/s of ``run`` as a share of the ``limit`` = CPU efficiency (page work alone
+    ``pw_ms`` / its CPU per page) x CPU busy (its CPU / (``cores`` x wall))."""
+    return {
+        "fraction_of_limit": round(run["pages_per_s"] / limit, 3),
+        "cpu_efficiency": round(pw_ms / run["total_ms_per_page"], 3),
+        "cpu_busy_fraction": round(run["cpu_total_s"] / (cores * run["wall_s"]), 3),
+    }
+
+
 def limit_and_leftover(results: dict, pw: dict, workers: int, cores: int) -> dict:
     best = results["run1"]["best"][str(workers)]
     pw_ms = pw["total_ms_per_page"]
@@ -1592,21 +1600,17 @@ def limit_and_leftover(results: dict, pw: dict, workers: int, cores: int) -> dic
         "page_work_ms_per_page": round(pw_ms, 3),
         "limit_pages_per_s": round(limit, 2),
         "crawler_pages_per_s": best["pages_per_s"],
-        "fraction_of_limit": round(best["pages_per_s"] / limit, 3),
-        "cpu_efficiency": round(pw_ms / best["total_ms_per_page"], 3),
+        **limit_shares(best, limit, pw_ms, cores),
         "total_cpu_ms_per_page": best["total_ms_per_page"],
         "leftover_ms_per_page": round(best["total_ms_per_page"] - pw_ms, 3),
         "cpu_bound_pages_per_s": round(cores * 1000 / best["total_ms_per_page"], 2),
-        "cpu_busy_fraction": round(best["cpu_total_s"] / (cores * best["wall_s"]), 3),
         "load_before": best["load_before"],
     }
     fixed = results["run1"]["per_host"]["best"]
     out["per_host"] = {
         "per_host": fixed["per_host"],
         "pages_per_s": fixed["pages_per_s"],
-        "fraction_of_limit": round(fixed["pages_per_s"] / limit, 3),
-        "cpu_efficiency": round(pw_ms / fixed["total_ms_per_page"], 3),
-        "cpu_busy_fraction": round(fixed["cpu_total_s"] / (cores * fixed["wall_s"]), 3),
+        **limit_shares(fixed, limit, pw_ms, cores),
         "default_vs_per_host": round(best["pages_per_s"] / fixed["pages_per_s"], 3),
     }
     split = {"dispatcher": best["ms_per_page"]["dispatcher"], "manager": best["ms_per_page"]["manager"]}
