@@ -204,6 +204,72 @@ def test_the_region_keeps_the_title_before_it_and_drops_unselected_link_blocks()
     assert md(html, BASE) == (f"# A post title\n\n{P1}\n\n{P2}", "main")
 
 
+P3 = "Readers asked for longer opening hours, and the council agreed to open on Sundays from May."
+LIBRARY = (
+    "# Library stays open\n\nThe council voted on Tuesday to keep the old library open for another ten "
+    "years at least.\n\nIts reading room, built in 1911, will be restored first, and the archive moves to the "
+    "cellar.\n\n"
+)
+L1, L2 = LIBRARY.split("\n\n")[1:3]
+
+
+def default_md(html: str) -> str:
+    """The Markdown a crawl writes (the default converter); the page's main content."""
+    conversion, kind, error = page_markdown(html, "http://h/news/story.html")
+    assert (kind, error) == ("main", None)
+    return conversion.markdown
+
+
+def test_a_news_landmark_loses_its_teasers_and_comments_and_keeps_its_table():
+    # node-level selection (crawler/content/nodes.py): the teaser block names nothing,
+    # so only the extractor's decision takes it out of the landmark
+    html = (
+        "<html><body><header><a href='/'>City News</a></header><main><article><h1>Library stays open</h1>"
+        f"<p>{L1}</p><p>{L2}</p><h2>Opening hours</h2><p>{P3}</p>"
+        "<table><tr><th>day</th><th>hours</th></tr><tr><td>Sunday</td><td>10-16</td></tr></table></article>"
+        "<div class='more'><h3>More from the city</h3><div><a href='/a'>Bus lines change in June</a></div>"
+        "<div><a href='/b'>New bridge opens to cyclists</a></div></div>"
+        "<section id='comments'><h3>2 comments</h3><div class='c'><p>Great news for the town, thanks!</p></div>"
+        "</section></main><footer>Copyright City News</footer></body></html>"
+    )
+    assert (
+        default_md(html) == f"{LIBRARY}## Opening hours\n\n{P3}\n\n| day | hours |\n| --- | --- |\n| Sunday | 10-16 |"
+    )
+
+
+def test_a_blog_post_loses_its_share_bar():
+    # no landmark, no names: the bar's label was kept by the region before
+    html = (
+        "<html><body><div id='top'><a href='/'>Ann's blog</a></div><div class='wrap'><div class='post'>"
+        f"<h1>Library stays open</h1><p>{L1}</p><p>{L2}</p><p>{P3}</p><div class='bar'>Liked it? Tell your "
+        "friends: <a href='https://twitter.com/x'>Tweet</a> <a href='https://facebook.com/y'>Facebook</a> "
+        "<span>Print</span></div></div><div class='side'><h3>Archive</h3><a href='/2023'>2023</a></div></div>"
+        "</body></html>"
+    )
+    assert default_md(html) == f"{LIBRARY}{P3}"
+
+
+def test_a_docs_page_without_a_landmark_keeps_every_sentence_and_code_block():
+    # what extractors leave out of docs: the sentence before a code block, one-line
+    # API descriptions, version notes (django-doc's layout, reduced)
+    html = (
+        "<html><body><div id='hd'><h1><a href='/'>Django documentation</a></h1><div id='global-nav'>"
+        "<a href='/'>Home</a> | <a href='/toc'>Contents</a> | <a href='/ix'>Index</a></div></div><div id='bd'>"
+        f"<div class='section' id='s-prefetch'><h2>prefetch_related()</h2><p>{L1}</p><p>For example, suppose "
+        "you have these models:</p><div class='highlight'><pre>class Topping(models.Model):\n    name = 1</pre>"
+        "</div><p>and run:</p><div class='highlight'><pre>Pizza.objects.prefetch_related('toppings')</pre></div>"
+        f"<p>{L2}</p><dl class='method'><dt>get_prefetch_queryset()</dt><dd><p>Returns a tuple.</p></dd></dl>"
+        "<div class='versionchanged'><span class='title'>Changed in Django 3.2:</span> <p>In previous versions "
+        "the lookup was ignored.</p></div></div></div></body></html>"
+    )
+    assert default_md(html) == (
+        f"## prefetch_related()\n\n{L1}\n\nFor example, suppose you have these models:\n\n```\n"
+        "class Topping(models.Model):\n    name = 1\n```\n\nand run:\n\n```\n"
+        f"Pizza.objects.prefetch_related('toppings')\n```\n\n{L2}\n\nget_prefetch_queryset()\n\n"
+        "Returns a tuple.\n\nChanged in Django 3.2:\n\nIn previous versions the lookup was ignored."
+    )
+
+
 def test_a_page_over_the_extraction_cap_keeps_what_the_pre_pass_kept(monkeypatch):
     # a reviewer measured 27 s of selection on a 6.4 MB page: past the cap, no extractor
     def extractor_must_not_run(root):

@@ -41,7 +41,7 @@ import lxml.html
 
 from crawler.content.document import drop, text_of
 
-__all__ = ["prune", "BOILERPLATE", "CONTAINERS", "MAX_SHARE"]
+__all__ = ["prune", "names_boilerplate", "BOILERPLATE", "CONTAINERS", "MAX_SHARE"]
 
 #: Words that name boilerplate in a ``class`` or ``id``, case-insensitively, as a whole
 #: part of a token: parts are cut at ``-``, ``_``, digits and where a lower-case letter
@@ -120,6 +120,13 @@ def prune(region: lxml.html.HtmlElement) -> None:
         named = []
     for element in forms + named:
         drop(element)
+
+
+def names_boilerplate(region: lxml.html.HtmlElement) -> bool:
+    """Whether a container inside ``region`` (not ``region`` itself) has a class or id
+    that names boilerplate by the rule of step 1: a sign that ``region`` holds more than
+    its text (:mod:`crawler.content.main` then asks the extractor which nodes count)."""
+    return any(_named_boilerplate(element) for element in region.iter(*CONTAINERS) if element is not region)
 
 
 def _inside(element: lxml.html.HtmlElement, region: lxml.html.HtmlElement, taken: set) -> bool:

@@ -1,0 +1,243 @@
+"""Node-level selection: inside a region of a page, the blocks that hold the text an
+extractor selected stay with the structure of that text, and the blocks it left out go.
+
+An extractor (trafilatura) decides which text of a page is its main content, and
+rewrites it on the way: that rewrite loses code blocks, tables and headings
+(:mod:`crawler.content.main`). So the page's own HTML is kept and only the extractor's
+decision is read back, block by block:
+
+1. :func:`selected_weights`: each text piece of the page (an element's text or tail,
+   whitespace collapsed, 2 characters or more) found in the extractor's text adds its
+   length to the element that holds it and to every ancestor up to the region.
+2. :func:`keep_selected` walks the region from the top. A **block** (:data:`BLOCKS`)
+   holding selected text stays and is looked into, unless it is a list, a definition
+   list or a table (judged whole: an item is part of its list). Inline elements are
+   never judged. A block with none of it goes, unless it is kept by one of these rules,
+   each for content extractors are known to leave out:
+
+   * it comes before the first selected block: the title, standfirst and byline an
+     extractor leaves out of the text's start;
+   * it holds no text (an image, an embed, a spacer);
+   * it is or holds code or a table (``pre``, ``table``), or the next block after it is
+     one: the sentence or caption that introduces the code;
+   * both blocks beside it are kept for their selected text, code or table: a sentence
+     inside the text;
+   * it is a ``p`` of :data:`MIN_SENTENCE_WORDS` words or more, under half of them link
+     text: a sentence; or it is prose of :data:`MIN_PROSE_CHARS` characters or more,
+     under a fifth link text (a lead paragraph in a ``div``);
+   * it repeats the tag and class of a selected block that holds
+     :data:`POST_SHARE` of the selected text: one post of several (an answer beside the
+     question, a reply of a thread);
+   * it is a ``figure`` (a container with a figure inside is looked into, and the figure
+     stays): HTML 4.4.12, "self-contained content ... referenced as a single unit from
+     the main flow";
+   * it is a list (``ul``, ``ol``, ``dl``) beside selected text, or the heading just
+     before one: a "Further reading" list or an index's list of guides, which
+     extractors leave out as links (related links sit in a wrapper, judged whole);
+   * it is a heading (``h1``-``h6``) whose section, the blocks after it up to the next
+     heading, holds selected text.
+
+   When what would go holds :data:`MAX_DROPPED_SHARE` or more of the region's text,
+   nothing goes: the extractor then took a part of the text for the whole (one post of
+   a thread whose posts are the page's text).
+
+Measured on the extraction dev set and the Debian documentation sites in
+docs/performance.md ("Main content"). Raises nothing; changes the region in place.
+"""
+
+from __future__ import annotations
+
+import lxml.html
+
+from crawler.content.document import drop, text_of
+
+__all__ = [
+    "BLOCKS",
+    "MAX_DROPPED_SHARE",
+    "MIN_PROSE_CHARS",
+    "MIN_SENTENCE_WORDS",
+    "POST_SHARE",
+    "keep_selected",
+    "selected_weights",
+]
+
+#: The elements judged (HTML's flow content that groups or sections text). ``span``,
+#: ``a``, ``em``... are phrasing content, part of the block around them.
+BLOCKS = frozenset(
+    (
+        "div",
+        "section",
+        "article",
+        "aside",
+        "header",
+        "footer",
+        "main",
+        "nav",
+        "form",
+        "details",
+        "blockquote",
+        "figure",
+        "p",
+        "ul",
+        "ol",
+        "li",
+        "dl",
+        "dd",
+        "dt",
+        "table",
+        *(f"h{n}" for n in range(1, 7)),
+    )
+)
+#: Blocks judged whole: a list's items and a table's cells are parts of it.
+_WHOLE = frozenset(("ul", "ol", "dl", "table"))
+_HEADINGS = frozenset(f"h{n}" for n in range(1, 7))
+_LISTS = frozenset(("ul", "ol", "dl"))
+_CODE_OR_TABLE = ("pre", "table")
+#: A ``p`` of at least this many words (under half link text) is a sentence and stays.
+MIN_SENTENCE_WORDS = 4
+#: A block of at least this many characters of text (under a fifth link text) stays.
+MIN_PROSE_CHARS = 200
+#: Share of the selected text a block must hold for its tag and class to mark a post.
+POST_SHARE = 0.1
+#: Share of the region's text at or above which nothing unselected goes.
+MAX_DROPPED_SHARE = 0.5
+_POSTS = frozenset(("div", "article", "section", "li"))
+
+
+def selected_weights(region: lxml.html.HtmlElement, extracted: str) -> dict[lxml.html.HtmlElement, int]:
+    """For each element of ``region`` (``region`` included) the characters of its text
+    pieces found in ``extracted`` (the extractor's text, whitespace collapsed); elements
+    without any are absent. A comment's tail counts for its parent."""
+    weight: dict[lxml.html.HtmlElement, int] = {}
+    elements = list(region.iter())  # held: the same proxy object stands for an element
+    for element in elements:
+        if isinstance(element.tag, str):
+            piece = " ".join((element.text or "").split())
+            if len(piece) >= 2 and piece in extracted:
+                weight[element] = weight.get(element, 0) + len(piece)
+        if element is not region and element.tail:  # a comment's tail is its parent's text too
+            piece = " ".join(element.tail.split())
+            owner = element.getparent()
+            if len(piece) >= 2 and piece in extracted and owner is not None:
+                weight[owner] = weight.get(owner, 0) + len(piece)
+    for element in reversed(elements):  # children before their parents
+        selected = weight.get(element, 0)
+        parent = element.getparent() if selected and element is not region else None
+        if parent is not None:
+            weight[parent] = weight.get(parent, 0) + selected
+    return weight
+
+
+def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElement, int]) -> None:
+    """Drop the blocks of ``region`` that hold none of the selected text and no rule of
+    the module docstring keeps, in place. ``weight``: :func:`selected_weights` of
+    ``region`` or of an element holding it."""
+    total = weight.get(region, 0)
+    if not total:
+        return
+    posts = {
+        (element.tag, element.get("class"))
+        for element, selected in weight.items()
+        if element is not region and element.tag in _POSTS and element.get("class") and selected >= POST_SHARE * total
+    }
+    doomed: list[lxml.html.HtmlElement] = []
+    started = False
+    stack = [iter(region)]
+    while stack:
+        child = next(stack[-1], None)
+        if child is None:
+            stack.pop()
+            continue
+        if not isinstance(child.tag, str):
+            continue
+        if weight.get(child, 0):
+            if child.tag not in _WHOLE and any(isinstance(c.tag, str) and c.tag in BLOCKS for c in child):
+                stack.append(iter(child))
+            else:
+                started = True
+            continue
+        if not started or child.tag not in BLOCKS or child.tag == "figure" or _kept(child, weight, posts):
+            continue
+        if child.tag not in _WHOLE and next(child.iter("figure"), None) is not None:
+            stack.append(iter(child))  # the figure stays, the rest is judged
+        else:
+            doomed.append(child)
+    length = len(" ".join(text_of(region).split()))
+    if sum(len(" ".join(text_of(element).split())) for element in doomed) >= MAX_DROPPED_SHARE * length:
+        return
+    for element in doomed:
+        drop(element)
+
+
+def _kept(block: lxml.html.HtmlElement, weight: dict, posts: set) -> bool:
+    """Whether an unselected ``block`` stays by a rule of the module docstring."""
+    if block.tag in _HEADINGS:
+        return _opens_selected(block, weight) or _tag_of(_next_element(block)) in _LISTS
+    if block.tag in _LISTS:
+        return True
+    text = " ".join(text_of(block).split())
+    if not text:
+        return True
+    if _holds_code_or_table(block) or _holds_code_or_table(_next_element(block)):
+        return True
+    if _kept_for_itself(_previous_element(block), weight) and _kept_for_itself(_next_element(block), weight):
+        return True
+    links = _link_length(block)
+    if len(text) - links >= MIN_PROSE_CHARS and links < 0.2 * len(text):
+        return True
+    if _sentence(block, text, links):
+        return True
+    children = [child for child in block if isinstance(child.tag, str) and child.tag in BLOCKS]
+    if children and all(child.tag == "p" and _sentence(child) for child in children):
+        return True  # a box of sentences: a note, "Changed in version 3.2: ..."
+    return bool(block.get("class")) and (block.tag, block.get("class")) in posts
+
+
+def _sentence(block: lxml.html.HtmlElement, text: str | None = None, links: int | None = None) -> bool:
+    """Whether ``block`` is a ``p`` of :data:`MIN_SENTENCE_WORDS` words or more, under
+    half of its text in links."""
+    if block.tag != "p":
+        return False
+    text = " ".join(text_of(block).split()) if text is None else text
+    links = _link_length(block) if links is None else links
+    return len(text.split()) >= MIN_SENTENCE_WORDS and links < 0.5 * len(text)
+
+
+def _link_length(block: lxml.html.HtmlElement) -> int:
+    return sum(len(" ".join(text_of(a).split())) for a in block.iter("a"))
+
+
+def _opens_selected(heading: lxml.html.HtmlElement, weight: dict) -> bool:
+    """Whether a block after ``heading``, before the next heading, holds selected text."""
+    for sibling in heading.itersiblings():
+        if not isinstance(sibling.tag, str):
+            continue
+        if sibling.tag in _HEADINGS:
+            return False
+        if weight.get(sibling, 0):
+            return True
+        if next(sibling.iter(*_HEADINGS), None) is not None:
+            return False
+    return False
+
+
+def _tag_of(element: lxml.html.HtmlElement | None) -> object:
+    return None if element is None else element.tag
+
+
+def _holds_code_or_table(element: lxml.html.HtmlElement | None) -> bool:
+    return element is not None and (
+        element.tag in _CODE_OR_TABLE or next(element.iter(*_CODE_OR_TABLE), None) is not None
+    )
+
+
+def _kept_for_itself(element: lxml.html.HtmlElement | None, weight: dict) -> bool:
+    return element is not None and (weight.get(element, 0) > 0 or _holds_code_or_table(element))
+
+
+def _previous_element(element: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+    return next((s for s in element.itersiblings(preceding=True) if isinstance(s.tag, str)), None)
+
+
+def _next_element(element: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+    return next((s for s in element.itersiblings() if isinstance(s.tag, str)), None)

@@ -1,0 +1,144 @@
+"""Node-level selection (crawler/content/nodes.py): each rule on a small region, with the
+extractor's text given, so the cases hold whatever trafilatura's version decides."""
+
+from __future__ import annotations
+
+import lxml.html
+import pytest
+
+from crawler.content.document import text_of
+from crawler.content.nodes import MIN_PROSE_CHARS, keep_selected, selected_weights
+
+S1 = "The council voted on Tuesday to keep the old library open for another ten years."
+S2 = "Its reading room, built in 1911, will be restored first, and the archive moves."
+S3 = "Readers asked for longer opening hours, and the council agreed to open on Sundays."
+
+
+def kept(body: str, extracted: str) -> list[str]:
+    """The text of each element child of the region ``<div>body</div>`` after
+    :func:`keep_selected`, with ``extracted`` as the extractor's text."""
+    region = lxml.html.fragment_fromstring(f"<div>{body}</div>")
+    keep_selected(region, selected_weights(region, " ".join(extracted.split())))
+    return [" ".join(text_of(child).split()) for child in region if isinstance(child.tag, str)]
+
+
+def test_weights_count_the_selected_pieces_up_to_the_region():
+    region = lxml.html.fragment_fromstring(f"<div><section><p>{S1} <b>bold</b> tail</p></section><p>{S2}</p></div>")
+    weight = selected_weights(region, f"{S1} bold")
+    section, other = region
+    selected, bold = section[0], section[0][0]
+    assert weight[bold] == len("bold")
+    assert weight[selected] == len(S1) + len("bold")  # its tail " tail" is not in the text
+    assert weight[section] == weight[region] == len(S1) + len("bold")
+    assert other not in weight
+
+
+def test_an_unselected_block_after_the_text_goes():
+    html = f"<p>{S1}</p><p>{S2}</p><div>Bus lines</div><div><a href='/a'>New bridge</a></div><div><i>a</i> bus</div>"
+    # "a" is in the extractor's text, but a piece under 2 characters selects nothing
+    assert kept(html, f"{S1} {S2}") == [S1, S2]
+
+
+def test_what_comes_before_the_first_selected_block_stays():
+    # a kicker and a byline an extractor leaves out of the text's start, also inside
+    # the container that holds the text
+    assert kept(f"<div>Politics</div><div>By Ann</div><p>{S1}</p><div>Bus lines</div>", S1) == [
+        "Politics",
+        "By Ann",
+        S1,
+    ]
+    assert kept(f"<section><div>Politics</div> <p>{S1}</p></section><div>Bus lines</div>", S1) == [f"Politics {S1}"]
+
+
+def test_inline_elements_are_never_judged():
+    assert kept(f"<p>{S1}</p><p>{S2} <span>left out</span></p>", f"{S1} {S2}") == [S1, f"{S2} left out"]
+
+
+@pytest.mark.parametrize(
+    "block",
+    [
+        '<div><img src="a.png"></div>',  # no text
+        "<div><pre>x = 1</pre>Code</div>",  # holds code
+        "<div><table><tr><td>a</td><td>1</td></tr></table></div>",  # holds a table
+        '<figure><img src="a.png"><figcaption>The hall</figcaption></figure>',
+        '<figure><img src="a.png"><div>Photo: Ann Lee</div></figure>',  # kept whole
+    ],
+    ids=["no-text", "code", "table", "figure", "figure-with-a-div"],
+)
+def test_media_code_and_tables_stay(block):
+    region = lxml.html.fragment_fromstring(f"<div><p>{S1}</p>{block}<div>Bus lines</div></div>")
+    keep_selected(region, selected_weights(region, S1))
+    assert [lxml.html.tostring(child, encoding="unicode") for child in region] == [f"<p>{S1}</p>", block]
+
+
+def test_a_container_holding_a_figure_keeps_the_figure_only():
+    html = (
+        f"<p>{S1}</p><div><figure><img src='a.png'><figcaption>The hall</figcaption></figure><h3>Bus lines</h3></div>"
+    )
+    assert kept(html, S1) == [S1, "The hall"]
+
+
+def test_the_block_before_code_stays():
+    # Django's "and run:" before a code block, which trafilatura leaves out
+    html = f"<p>{S1}</p><div>Bus lines</div><div>and run:</div><pre>run()</pre><div>Bus lines</div>"
+    assert kept(html, S1) == [S1, "and run:", "run()"]
+
+
+def test_a_block_between_two_selected_blocks_stays():
+    assert kept(f"<p>{S1}</p><div>Note: twice.</div><p>{S2}</p><div>Bus lines</div>", f"{S1} {S2}") == [
+        S1,
+        "Note: twice.",
+        S2,
+    ]
+
+
+@pytest.mark.parametrize(
+    ("block", "stays"),
+    [
+        ("<p>This one was left out.</p>", True),  # a sentence: 4 words or more
+        ("<p>Share this</p>", False),
+        ("<p><a href='/a'>This one was left out</a>, see.</p>", False),  # half links or more
+        ("<div><span>Changed in 3.2:</span> <p>The lookup was ignored before.</p></div>", True),  # a box of sentences
+        ("<div><h3>Bus</h3><p>The lookup was ignored before.</p></div>", False),  # a teaser, not a box of sentences
+        (f"<div>{('word ' * (MIN_PROSE_CHARS // 5 + 1)).strip()}</div>", True),  # prose: 204 characters
+        (f"<div>{('word ' * (MIN_PROSE_CHARS // 5 - 1)).strip()}</div>", False),  # 194
+    ],
+    ids=["sentence", "label", "linked", "box", "teaser", "prose", "short"],
+)
+def test_sentences_and_prose_the_extractor_left_out_stay(block, stays):
+    assert (len(kept(f"<p>{S1}</p><p>{S2}</p><p>{S3}</p>{block}", f"{S1} {S2} {S3}")) == 4) is stays
+
+
+def test_a_post_like_a_selected_one_stays():
+    # the answers of a Q&A page beside the question the extractor took
+    html = f"<div class='post'><p>{S1}</p></div><div class='post'><p>Yes.</p></div><div class='ad'><p>Buy</p></div>"
+    assert kept(html, S1) == [S1, "Yes."]
+
+
+def test_a_heading_stays_when_its_section_holds_selected_text():
+    html = (
+        f"<p>{S2}</p><h2>Hours</h2><div><img src='a.png'></div><p>{S1}</p>"
+        "<h2>Read more</h2><div>Bus lines</div><h2>Also</h2>"
+    )
+    assert kept(html, f"{S2} {S1}") == [S2, "Hours", "", S1]
+
+
+def test_lists_and_the_heading_before_one_stay():
+    # a docs page's "Further reading": links an extractor leaves out
+    html = f"<p>{S1}</p><h2>Further reading</h2><ul><li><a href='/a'>The tutorial</a></li></ul><div>Bus lines</div>"
+    assert kept(html, S1) == [S1, "Further reading", "The tutorial"]
+
+
+def test_a_selected_list_is_kept_whole():
+    html = f"<ul><li>{S1}</li><li>Bus lines</li></ul><div>Bus lines</div>"
+    assert kept(html, S1) == [f"{S1}Bus lines"]  # the items' texts, joined
+
+
+def test_nothing_goes_when_what_would_go_is_half_the_text():
+    # the extractor took one post of a thread for the whole: the thread is the text
+    html = f"<h1>Crash</h1><p>{S1}</p><div>Same here on {S2}</div><div>And on {S3}</div>"
+    assert kept(html, f"Crash {S1}") == ["Crash", S1, f"Same here on {S2}", f"And on {S3}"]
+
+
+def test_a_region_without_selected_text_is_left_alone():
+    assert kept("<div>Bus lines</div><div>New bridge</div>", "elsewhere") == ["Bus lines", "New bridge"]
