@@ -100,13 +100,41 @@ def test_a_block_between_two_selected_blocks_stays():
         ("<p><a href='/a'>This one was left out</a>, see.</p>", False),  # half links or more
         ("<div><span>Changed in 3.2:</span> <p>The lookup was ignored before.</p></div>", True),  # a box of sentences
         ("<div><h3>Bus</h3><p>The lookup was ignored before.</p></div>", False),  # a teaser, not a box of sentences
+        (  # docutils' footnotes: boxes of sentences in a box
+            "<aside><aside><span>[1]</span><p>Call by object reference would be better.</p></aside>"
+            "<aside><p>Only defined on Windows, as the macro says.</p></aside></aside>",
+            True,
+        ),
+        ("<div><p>See also</p><p>An interface to the user database.</p></div>", True),  # opened by a label
+        ("<div><p>See also</p><p>Bus</p></div>", False),
+        ("<div><div><p>Bus lines change.</p></div><ul><li>Bus</li></ul></div>", False),  # a list inside
+        ("<blockquote><ul><li>a class that inherits</li></ul></blockquote>", True),  # a quotation
         (f"<div>{('word ' * (MIN_PROSE_CHARS // 5 + 1)).strip()}</div>", True),  # prose: 204 characters
         (f"<div>{('word ' * (MIN_PROSE_CHARS // 5 - 1)).strip()}</div>", False),  # 194
     ],
-    ids=["sentence", "label", "linked", "box", "teaser", "prose", "short"],
+    ids=[
+        "sentence",
+        "label",
+        "linked",
+        "box",
+        "teaser",
+        "nested-boxes",
+        "labelled-box",
+        "labelled-label",
+        "box-with-a-list",
+        "blockquote",
+        "prose",
+        "short",
+    ],
 )
 def test_sentences_and_prose_the_extractor_left_out_stay(block, stays):
     assert (len(kept(f"<p>{S1}</p><p>{S2}</p><p>{S3}</p>{block}", f"{S1} {S2} {S3}")) == 4) is stays
+
+
+def test_the_label_opening_a_selected_box_stays():
+    # an admonition's title ("Note", "Oracle users") before its selected text
+    html = f"<p>{S1}</p><div><p>Note</p><p>{S2}</p></div><div><p>Bus</p><div>Lines</div></div>"
+    assert kept(html, f"{S1} {S2}") == [S1, f"Note{S2}"]
 
 
 def test_a_post_like_a_selected_one_stays():

@@ -23,8 +23,13 @@ decision is read back, block by block:
    * both blocks beside it are kept for their selected text, code or table: a sentence
      inside the text;
    * it is a ``p`` of :data:`MIN_SENTENCE_WORDS` words or more, under half of them link
-     text: a sentence; or it is prose of :data:`MIN_PROSE_CHARS` characters or more,
-     under a fifth link text (a lead paragraph in a ``div``);
+     text: a sentence; or boxes of such sentences, each perhaps opened by a ``p`` label,
+     with no heading or list inside (a note, "Changed in version 3.2: ...", docutils'
+     footnotes); or prose of :data:`MIN_PROSE_CHARS` characters or more, under a fifth
+     link text (a lead paragraph in a ``div``);
+   * it is a ``p`` that opens its container, before a block kept for its selected text,
+     code or table: a box's label ("Note", "See also");
+   * it is a ``blockquote``: a quotation in the text;
    * it repeats the tag and class of a selected block that holds
      :data:`POST_SHARE` of the selected text: one post of several (an answer beside the
      question, a reply of a thread);
@@ -173,10 +178,12 @@ def _kept(block: lxml.html.HtmlElement, weight: dict, posts: set) -> bool:
     """Whether an unselected ``block`` stays by a rule of the module docstring."""
     if block.tag in _HEADINGS:
         return _opens_selected(block, weight) or _tag_of(_next_element(block)) in _LISTS
-    if block.tag in _LISTS:
+    if block.tag in _LISTS or block.tag == "blockquote":
         return True
     text = " ".join(text_of(block).split())
     if not text:
+        return True
+    if block.tag == "p" and _previous_element(block) is None and _kept_for_itself(_next_element(block), weight):
         return True
     if _holds_code_or_table(block) or _holds_code_or_table(_next_element(block)):
         return True
@@ -187,10 +194,30 @@ def _kept(block: lxml.html.HtmlElement, weight: dict, posts: set) -> bool:
         return True
     if _sentence(block, text, links):
         return True
-    children = [child for child in block if isinstance(child.tag, str) and child.tag in BLOCKS]
-    if children and all(child.tag == "p" and _sentence(child) for child in children):
-        return True  # a box of sentences: a note, "Changed in version 3.2: ..."
+    if _box_of_sentences(block):
+        return True
     return bool(block.get("class")) and (block.tag, block.get("class")) in posts
+
+
+def _box_of_sentences(block: lxml.html.HtmlElement) -> bool:
+    """Whether ``block``'s blocks are sentences (:func:`_sentence`) and boxes of them,
+    each box perhaps opened by a ``p`` label: a note ("Changed in version 3.2: ..."),
+    docutils' footnotes. A heading or a list inside is a teaser's or a menu's."""
+    stack, found = [block], False
+    while stack:
+        children = [child for child in stack.pop() if isinstance(child.tag, str) and child.tag in BLOCKS]
+        if len(children) > 1 and children[0].tag == "p":
+            children = children[1:]  # the box's label
+        for child in children:
+            if child.tag == "p":
+                if not _sentence(child):
+                    return False
+                found = True
+            elif child.tag in _HEADINGS or child.tag in _WHOLE:
+                return False
+            else:
+                stack.append(child)
+    return found
 
 
 def _sentence(block: lxml.html.HtmlElement, text: str | None = None, links: int | None = None) -> bool:
