@@ -96,6 +96,7 @@ def test_a_block_between_two_selected_blocks_stays():
     ("block", "stays"),
     [
         ("<p>This one was left out.</p>", True),  # a sentence: 4 words or more
+        ("<p>One was left.</p>", False),  # 3 words
         ("<p>Share this</p>", False),
         ("<p><a href='/a'>This one was left out</a>, see.</p>", False),  # half links or more
         ("<div><span>Changed in 3.2:</span> <p>The lookup was ignored before.</p></div>", True),  # a box of sentences
@@ -111,9 +112,14 @@ def test_a_block_between_two_selected_blocks_stays():
         ("<blockquote><ul><li>a class that inherits</li></ul></blockquote>", True),  # a quotation
         (f"<div>{('word ' * (MIN_PROSE_CHARS // 5 + 1)).strip()}</div>", True),  # prose: 204 characters
         (f"<div>{('word ' * (MIN_PROSE_CHARS // 5 - 1)).strip()}</div>", False),  # 194
+        (  # 204 characters of text, but over a fifth of it links (and not a p)
+            f"<div>{('word ' * 31).strip()} <a href='/a'>{('link ' * 11).strip()}</a></div>",
+            False,
+        ),
     ],
     ids=[
         "sentence",
+        "three-words",
         "label",
         "linked",
         "box",
@@ -125,6 +131,7 @@ def test_a_block_between_two_selected_blocks_stays():
         "blockquote",
         "prose",
         "short",
+        "linked-prose",
     ],
 )
 def test_sentences_and_prose_the_extractor_left_out_stay(block, stays):
@@ -143,12 +150,63 @@ def test_a_post_like_a_selected_one_stays():
     assert kept(html, S1) == [S1, "Yes."]
 
 
+def test_a_post_needs_a_tenth_of_the_selected_text():
+    # a class a small selected block has marks no post
+    html = (
+        f"<p>{S2} {S3} {S2}</p><div class='x'><p>Hours</p></div>"
+        "<div class='x'><p>Yes.</p></div><div class='x-ad'><p>Buy</p></div>"
+    )
+    assert kept(html, f"{S2} {S3} {S2} Hours") == [f"{S2} {S3} {S2}", "Hours"]
+
+
+def test_the_text_starts_at_a_block_with_enough_selected_text():
+    # found by a reviewer: a label before the title ("Art") is in the text ("Arts"),
+    # and the title, standfirst and byline after it went
+    html = (
+        "<div><a href='/c'>Art</a></div><h1>Old library stays open</h1><div>A dispute ends.</div>"
+        f"<div>Ann Lee</div><p>{S1} Arts</p><div>Bus lines</div>"
+    )
+    assert kept(html, f"{S1} Arts") == ["Art", "Old library stays open", "A dispute ends.", "Ann Lee", f"{S1} Arts"]
+
+
 def test_a_heading_stays_when_its_section_holds_selected_text():
     html = (
         f"<p>{S2}</p><h2>Hours</h2><div><img src='a.png'></div><p>{S1}</p>"
         "<h2>Read more</h2><div>Bus lines</div><h2>Also</h2>"
     )
     assert kept(html, f"{S2} {S1}") == [S2, "Hours", "", S1]
+
+
+@pytest.mark.parametrize(
+    ("html", "texts"),
+    [
+        (  # found by a reviewer (python3.11-doc's idle.html): a section kept for its prose
+            f"<p>{S1}</p><h2>Editing</h2><section><h3>Menus</h3><div>{'word ' * 50}</div></section>",
+            [S1, "Editing", "Menus" + ("word " * 50).strip()],
+        ),
+        (  # a heading in a site builder's wrapper (Jimdo)
+            f"<p>{S1}</p><div class='j-header'><h3>Imprint</h3></div><p>{S2}</p><div><h3>Bus</h3></div>",
+            [S1, "Imprint", S2],
+        ),
+        (  # a heading before a table or code the extractor left out
+            f"<p>{S1}</p><h2>Prices</h2><table><tr><td>a</td></tr></table><h2>Example</h2><pre>x</pre>",
+            [S1, "Prices", "a", "Example", "x"],
+        ),
+        (  # a title whose next heading, its subsection's, stays
+            f"<p>{S1}</p><div><div>Bus</div><h1>Title</h1><h2>Standfirst</h2><div><img src='a.png'></div>"
+            f"<p>{S2}</p></div>",
+            [S1, "TitleStandfirst" + S2],
+        ),
+    ],
+    ids=["section-kept-for-prose", "wrapped-heading", "before-table-and-code", "subsection"],
+)
+def test_a_heading_stays_when_what_it_opens_stays(html, texts):
+    assert kept(html, f"{S1} {S2}") == texts
+
+
+def test_a_title_alone_in_its_header_opens_the_text_after_the_header():
+    html = f"<header><div>Published in the city paper</div><h1>Title</h1><div>Bus</div></header><p>{S2}</p>"
+    assert kept(html, f"Published in the city paper {S2}") == ["Published in the city paperTitle", S2]
 
 
 def test_lists_and_the_heading_before_one_stay():
@@ -166,6 +224,13 @@ def test_nothing_goes_when_what_would_go_is_half_the_text():
     # the extractor took one post of a thread for the whole: the thread is the text
     html = f"<h1>Crash</h1><p>{S1}</p><div>Same here on {S2}</div><div>And on {S3}</div>"
     assert kept(html, f"Crash {S1}") == ["Crash", S1, f"Same here on {S2}", f"And on {S3}"]
+
+
+@pytest.mark.parametrize(("selected", "dropped"), [("x" * 20, "y" * 20), ("x" * 20, "y" * 19)])
+def test_the_half_share_is_counted_on_the_region_s_text(selected, dropped):
+    # exactly half goes nowhere; under half goes
+    html = f"<div>{selected}</div><div>{dropped}</div>"
+    assert kept(html, selected) == ([selected, dropped] if len(dropped) == len(selected) else [selected])
 
 
 def test_a_region_without_selected_text_is_left_alone():

@@ -37,7 +37,9 @@ The rule, in order:
    container inside it names boilerplate (:func:`crawler.content.prune.names_boilerplate`:
    a news site's ``main`` holds the story with its teasers and comments; a Sphinx
    ``main`` names none), the extractor of step 4 reads the landmark alone and the
-   blocks it leaves out go node by node (:func:`crawler.content.nodes.keep_selected`).
+   blocks it leaves out go node by node (:func:`crawler.content.nodes.keep_selected`);
+   not in a landmark whose text is half links (step 3's rule), nor past
+   :data:`MAX_EXTRACT_CHARS`.
 3. **Link-dense pages keep everything the pre-pass kept.** When at least half of the
    remaining body text is link text (:data:`LINK_DENSE`: tables of contents, indexes,
    site maps), the pre-passed body is returned: extractors score link density as
@@ -140,7 +142,7 @@ def main_content(
     _strip_chrome(root)
     main = _main_landmark(root)
     if main is not None:
-        if len(html) <= MAX_EXTRACT_CHARS and names_boilerplate(main):
+        if len(html) <= MAX_EXTRACT_CHARS and names_boilerplate(main) and not _link_dense(main):
             extracted = _extract_text(_document_of(main))
             if extracted is not None:
                 keep_selected(main, selected_weights(main, extracted))

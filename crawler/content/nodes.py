@@ -29,18 +29,23 @@ decision is read back, block by block:
      link text (a lead paragraph in a ``div``);
    * it is a ``p`` that opens its container, before a block kept for its selected text,
      code or table: a box's label ("Note", "See also");
-   * it is a ``blockquote``: a quotation in the text;
    * it repeats the tag and class of a selected block that holds
      :data:`POST_SHARE` of the selected text: one post of several (an answer beside the
      question, a reply of a thread);
    * it is a ``figure`` (a container with a figure inside is looked into, and the figure
      stays): HTML 4.4.12, "self-contained content ... referenced as a single unit from
      the main flow";
-   * it is a list (``ul``, ``ol``, ``dl``) beside selected text, or the heading just
-     before one: a "Further reading" list or an index's list of guides, which
-     extractors leave out as links (related links sit in a wrapper, judged whole);
-   * it is a heading (``h1``-``h6``) whose section, the blocks after it up to the next
-     heading, holds selected text.
+   * it is a list (``ul``, ``ol``, ``dl``) or a ``blockquote``: a "Further reading"
+     list or an index's list of guides, which extractors leave out as links (related
+     links sit in a wrapper, judged whole), a quotation;
+   * it is a heading (``h1``-``h6``, or a wrapper holding only one) whose section, the
+     blocks after it up to the next heading, keeps text, or whose next heading is a
+     subsection's and stays; a heading alone in its container (a title in its
+     ``header``) opens what follows the container.
+
+   The text's start is the first block holding :data:`MIN_START_CHARS` of selected
+   text: a piece is selected wherever it occurs in the extractor's text, so a label
+   before the title ("Art", found in "Arts") does not start it.
 
    When what would go holds :data:`MAX_DROPPED_SHARE` or more of the region's text,
    nothing goes: the extractor then took a part of the text for the whole (one post of
@@ -61,6 +66,7 @@ __all__ = [
     "MAX_DROPPED_SHARE",
     "MIN_PROSE_CHARS",
     "MIN_SENTENCE_WORDS",
+    "MIN_START_CHARS",
     "POST_SHARE",
     "keep_selected",
     "selected_weights",
@@ -102,6 +108,9 @@ _CODE_OR_TABLE = ("pre", "table")
 MIN_SENTENCE_WORDS = 4
 #: A block of at least this many characters of text (under a fifth link text) stays.
 MIN_PROSE_CHARS = 200
+#: Characters of selected text a block needs to be the text's first (a label before
+#: the title, "Art" or "Storage", is found in the text too).
+MIN_START_CHARS = 20
 #: Share of the selected text a block must hold for its tag and class to mark a post.
 POST_SHARE = 0.1
 #: Share of the region's text at or above which nothing unselected goes.
@@ -146,6 +155,7 @@ def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElem
         if element is not region and element.tag in _POSTS and element.get("class") and selected >= POST_SHARE * total
     }
     doomed: list[lxml.html.HtmlElement] = []
+    headings: list[lxml.html.HtmlElement] = []  # judged once the blocks after them are
     started = False
     stack = [iter(region)]
     while stack:
@@ -158,15 +168,24 @@ def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElem
         if weight.get(child, 0):
             if child.tag not in _WHOLE and any(isinstance(c.tag, str) and c.tag in BLOCKS for c in child):
                 stack.append(iter(child))
-            else:
+            elif weight[child] >= MIN_START_CHARS:
                 started = True
             continue
-        if not started or child.tag not in BLOCKS or child.tag == "figure" or _kept(child, weight, posts):
+        if not started or child.tag not in BLOCKS or child.tag == "figure":
             continue
-        if child.tag not in _WHOLE and next(child.iter("figure"), None) is not None:
+        if _is_heading(child):
+            headings.append(child)
+        elif _kept(child, weight, posts):
+            continue
+        elif child.tag not in _WHOLE and next(child.iter("figure"), None) is not None:
             stack.append(iter(child))  # the figure stays, the rest is judged
         else:
             doomed.append(child)
+    gone = set(doomed)
+    for heading in reversed(headings):  # a subsection's heading is decided first
+        if not _opens_kept(heading, region, gone):
+            gone.add(heading)
+            doomed.append(heading)
     length = len(" ".join(text_of(region).split()))
     if sum(len(" ".join(text_of(element).split())) for element in doomed) >= MAX_DROPPED_SHARE * length:
         return
@@ -176,8 +195,6 @@ def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElem
 
 def _kept(block: lxml.html.HtmlElement, weight: dict, posts: set) -> bool:
     """Whether an unselected ``block`` stays by a rule of the module docstring."""
-    if block.tag in _HEADINGS:
-        return _opens_selected(block, weight) or _tag_of(_next_element(block)) in _LISTS
     if block.tag in _LISTS or block.tag == "blockquote":
         return True
     text = " ".join(text_of(block).split())
@@ -234,22 +251,40 @@ def _link_length(block: lxml.html.HtmlElement) -> int:
     return sum(len(" ".join(text_of(a).split())) for a in block.iter("a"))
 
 
-def _opens_selected(heading: lxml.html.HtmlElement, weight: dict) -> bool:
-    """Whether a block after ``heading``, before the next heading, holds selected text."""
-    for sibling in heading.itersiblings():
-        if not isinstance(sibling.tag, str):
-            continue
-        if sibling.tag in _HEADINGS:
-            return False
-        if weight.get(sibling, 0):
-            return True
-        if next(sibling.iter(*_HEADINGS), None) is not None:
-            return False
+def _is_heading(block: lxml.html.HtmlElement) -> bool:
+    """Whether ``block`` is a heading, or a wrapper holding one and nothing else that
+    shows text (a site builder's ``<div class="header"><h3>...</h3></div>``)."""
+    if block.tag in _HEADINGS:
+        return True
+    if block.tag in _WHOLE:
+        return False
+    heading = next(block.iter(*_HEADINGS), None)
+    return heading is not None and " ".join(text_of(block).split()) == " ".join(text_of(heading).split())
+
+
+def _opens_kept(heading: lxml.html.HtmlElement, region: lxml.html.HtmlElement, gone: set) -> bool:
+    """Whether a block with text after ``heading``, before the next heading, stays, or
+    that next heading is a subsection's and stays: ``heading``'s siblings after it, then
+    (a title alone in its ``header``) those of its ancestors, up to ``region``."""
+    rank = _rank(heading)
+    node: lxml.html.HtmlElement | None = heading
+    while node is not None and node is not region:
+        for sibling in node.itersiblings():
+            if not isinstance(sibling.tag, str):
+                continue
+            if sibling.tag in BLOCKS and _is_heading(sibling):  # a subsection's stays: so does this
+                return _rank(sibling) > rank and sibling not in gone
+            if sibling not in gone and text_of(sibling).strip():
+                return True
+        node = node.getparent()
     return False
 
 
-def _tag_of(element: lxml.html.HtmlElement | None) -> object:
-    return None if element is None else element.tag
+def _rank(heading: lxml.html.HtmlElement) -> int:
+    """A heading's level (``h2``: 2), or that of the heading a wrapper holds."""
+    if heading.tag not in _HEADINGS:
+        heading = next(heading.iter(*_HEADINGS))
+    return int(str(heading.tag)[1])
 
 
 def _holds_code_or_table(element: lxml.html.HtmlElement | None) -> bool:
