@@ -108,7 +108,7 @@ def test_a_block_between_two_selected_blocks_stays():
         ),
         ("<div><p>See also</p><p>An interface to the user database.</p></div>", True),  # opened by a label
         ("<div><p>See also</p><p>Bus</p></div>", False),
-        ("<div><div><p>Bus lines change.</p></div><ul><li>Bus</li></ul></div>", False),  # a list inside
+        ("<div><div><p>Bus lines change in June.</p></div><ul><li>Bus</li></ul></div>", False),  # a list inside
         ("<blockquote><ul><li>a class that inherits</li></ul></blockquote>", True),  # a quotation
         (f"<div>{('word ' * (MIN_PROSE_CHARS // 5 + 1)).strip()}</div>", True),  # prose: 204 characters
         (f"<div>{('word ' * (MIN_PROSE_CHARS // 5 - 1)).strip()}</div>", False),  # 194
@@ -142,6 +142,9 @@ def test_the_label_opening_a_selected_box_stays():
     # an admonition's title ("Note", "Oracle users") before its selected text
     html = f"<p>{S1}</p><div><p>Note</p><p>{S2}</p></div><div><p>Bus</p><div>Lines</div></div>"
     assert kept(html, f"{S1} {S2}") == [S1, f"Note{S2}"]
+    # not a p after another block, nor a div
+    html = f"<p>{S1}</p><div><div>Bus</div><p>Note</p><p>{S2}</p></div><div><div>Note</div><p>{S3}</p></div>"
+    assert kept(html, f"{S1} {S2} {S3}") == [S1, S2, S3]
 
 
 def test_a_post_like_a_selected_one_stays():
@@ -197,16 +200,50 @@ def test_a_heading_stays_when_its_section_holds_selected_text():
             f"<p>{S2}</p></div>",
             [S1, "TitleStandfirst" + S2],
         ),
+        (  # a wrapped heading not between selected blocks is judged as a heading
+            f"<p>{S1}</p><div>Bus lines</div><div class='j-header'><h3>Imprint</h3></div><p>{S2}</p>",
+            [S1, "Imprint", S2],
+        ),
+        (  # a heading whose section is one of the same level's does not stay
+            f"<p>{S1}</p><div>Bus</div><h2>Empty</h2><h2>Hours</h2><p>{S2}</p>",
+            [S1, "Hours", S2],
+        ),
+        (  # a title whose subsection goes, goes
+            f"<p>{S1}</p><div>Bus</div><h1>Title</h1><h2>Related</h2><div>Bus lines</div><h1>Next</h1><p>{S2}</p>",
+            [S1, "Next", S2],
+        ),
+        (  # a heading over pictures stays; one over an empty block does not
+            f"<p>{S1}</p><div>Bus</div><h2>Gallery</h2><div><img src='a.png'></div><h2>End</h2><div> </div>",
+            [S1, "Gallery", "", ""],  # the empty block stays too: it holds no text
+        ),
+        (  # a wrapper whose heading shows no text is no heading: its picture stays
+            f"<p>{S1}</p><div>Bus</div><div><h4><img src='a.png'></h4></div>",
+            [S1, ""],
+        ),
     ],
-    ids=["section-kept-for-prose", "wrapped-heading", "before-table-and-code", "subsection"],
+    ids=[
+        "section-kept-for-prose",
+        "wrapped-heading",
+        "before-table-and-code",
+        "subsection",
+        "wrapped-heading-alone",
+        "same-level",
+        "subsection-gone",
+        "media",
+        "empty-heading",
+    ],
 )
 def test_a_heading_stays_when_what_it_opens_stays(html, texts):
     assert kept(html, f"{S1} {S2}") == texts
 
 
-def test_a_title_alone_in_its_header_opens_the_text_after_the_header():
-    html = f"<header><div>Published in the city paper</div><h1>Title</h1><div>Bus</div></header><p>{S2}</p>"
-    assert kept(html, f"Published in the city paper {S2}") == ["Published in the city paperTitle", S2]
+def test_a_title_opening_its_header_opens_the_text_after_the_header():
+    # the header is looked into for its selected line; nothing of it after the title stays
+    html = f"<p>{S1}</p><header><h1>Title</h1><div>Bus</div>Posted today</header><p>{S2}</p>"
+    assert kept(html, f"{S1} Posted today {S2}") == [S1, "TitlePosted today", S2]
+    # a heading last in its container, after the text, does not open what follows it
+    html = f"<p>{S1}</p><div><p>{S2}</p><h3>Share this article</h3></div><p>Ann Lee covers the city council.</p>"
+    assert kept(html, f"{S1} {S2}") == [S1, S2, "Ann Lee covers the city council."]
 
 
 def test_lists_and_the_heading_before_one_stay():

@@ -34,10 +34,10 @@ The rule, in order:
    element (HTML standard 4.4.14: "the dominant contents of the document"), or else
    exactly one element with ``role="main"`` (WAI-ARIA 1.2 ``main`` landmark), that element
    is the main content: the author said so, and no heuristic can do better. When a
-   container inside it names boilerplate (:func:`crawler.content.prune.names_boilerplate`:
+   container inside it names boilerplate (:func:`crawler.content.prune.prune` finds one:
    a news site's ``main`` holds the story with its teasers and comments; a Sphinx
-   ``main`` names none), the extractor of step 4 reads the landmark alone and the
-   blocks it leaves out go node by node (:func:`crawler.content.nodes.keep_selected`);
+   ``main`` names none), the extractor of step 4 reads the landmark alone, after prune,
+   and the blocks it leaves out go node by node (:func:`crawler.content.nodes.keep_selected`);
    not in a landmark whose text is half links (step 3's rule), nor past
    :data:`MAX_EXTRACT_CHARS`.
 3. **Link-dense pages keep everything the pre-pass kept.** When at least half of the
@@ -77,7 +77,7 @@ import lxml.html
 from crawler.content.document import drop, parse, text_of
 from crawler.content.fragment import prepare
 from crawler.content.nodes import keep_selected, selected_weights
-from crawler.content.prune import names_boilerplate, prune
+from crawler.content.prune import prune
 from crawler.content.repeats import SiteBlocks, drop_repeated
 
 __all__ = ["main_content", "whole_page", "LINK_DENSE", "MIN_WORDS"]
@@ -142,11 +142,10 @@ def main_content(
     _strip_chrome(root)
     main = _main_landmark(root)
     if main is not None:
-        if len(html) <= MAX_EXTRACT_CHARS and names_boilerplate(main) and not _link_dense(main):
-            extracted = _extract_text(_document_of(main))
+        if prune(main) and len(html) <= MAX_EXTRACT_CHARS and not _link_dense(main):
+            extracted = _extract_text(_document_of(main))  # the landmark names boilerplate
             if extracted is not None:
                 keep_selected(main, selected_weights(main, extracted))
-        prune(main)
         return _serialize(main)
     body = root.find("body")
     if body is None:
@@ -170,8 +169,8 @@ def main_content(
     words = len(_WORD.findall(text_of(region)))
     if words == 0 or (words < MIN_WORDS and len(_WORD.findall(text)) > words):
         return None
-    keep_selected(region, weight)
     prune(region)
+    keep_selected(region, weight)
     return _serialize(region)
 
 

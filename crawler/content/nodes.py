@@ -104,6 +104,7 @@ _WHOLE = frozenset(("ul", "ol", "dl", "table"))
 _HEADINGS = frozenset(f"h{n}" for n in range(1, 7))
 _LISTS = frozenset(("ul", "ol", "dl"))
 _CODE_OR_TABLE = ("pre", "table")
+_MEDIA = ("img", "picture", "video", "audio", "iframe", "object", "embed", "svg")
 #: A ``p`` of at least this many words (under half link text) is a sentence and stays.
 MIN_SENTENCE_WORDS = 4
 #: A block of at least this many characters of text (under a fifth link text) stays.
@@ -251,40 +252,54 @@ def _link_length(block: lxml.html.HtmlElement) -> int:
     return sum(len(" ".join(text_of(a).split())) for a in block.iter("a"))
 
 
+def _heading_of(block: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:
+    """The heading ``block`` is, or the one a wrapper holds as its only content (a site
+    builder's ``<div class="header"><h3>...</h3></div>``), when it shows text."""
+    if block.tag not in _HEADINGS:
+        children = [child for child in block if isinstance(child.tag, str)]
+        if len(children) != 1 or (block.text or "").strip() or (children[0].tail or "").strip():
+            return None
+        block = children[0]
+        if block.tag not in _HEADINGS:
+            return None
+    return block if _shows_text(block) else None
+
+
 def _is_heading(block: lxml.html.HtmlElement) -> bool:
-    """Whether ``block`` is a heading, or a wrapper holding one and nothing else that
-    shows text (a site builder's ``<div class="header"><h3>...</h3></div>``)."""
-    if block.tag in _HEADINGS:
-        return True
-    if block.tag in _WHOLE:
-        return False
-    heading = next(block.iter(*_HEADINGS), None)
-    return heading is not None and " ".join(text_of(block).split()) == " ".join(text_of(heading).split())
+    return _heading_of(block) is not None
 
 
 def _opens_kept(heading: lxml.html.HtmlElement, region: lxml.html.HtmlElement, gone: set) -> bool:
-    """Whether a block with text after ``heading``, before the next heading, stays, or
-    that next heading is a subsection's and stays: ``heading``'s siblings after it, then
-    (a title alone in its ``header``) those of its ancestors, up to ``region``."""
+    """Whether a block with text or media after ``heading``, before the next heading,
+    stays, or that next heading is a subsection's and stays: ``heading``'s siblings
+    after it, then, when it opens its container (a title in its ``header``), those of
+    the container, up to ``region``."""
     rank = _rank(heading)
-    node: lxml.html.HtmlElement | None = heading
-    while node is not None and node is not region:
+    node = heading
+    while True:
         for sibling in node.itersiblings():
             if not isinstance(sibling.tag, str):
                 continue
-            if sibling.tag in BLOCKS and _is_heading(sibling):  # a subsection's stays: so does this
+            if _is_heading(sibling):  # a subsection's stays: so does this
                 return _rank(sibling) > rank and sibling not in gone
-            if sibling not in gone and text_of(sibling).strip():
+            if sibling not in gone and (_shows_text(sibling) or next(sibling.iter(*_MEDIA), None) is not None):
                 return True
-        node = node.getparent()
-    return False
+        parent = node.getparent()
+        if parent is None or parent is region or _previous_element(node) is not None:
+            return False
+        node = parent
 
 
 def _rank(heading: lxml.html.HtmlElement) -> int:
     """A heading's level (``h2``: 2), or that of the heading a wrapper holds."""
-    if heading.tag not in _HEADINGS:
-        heading = next(heading.iter(*_HEADINGS))
-    return int(str(heading.tag)[1])
+    found = _heading_of(heading)
+    return int(str((heading if found is None else found).tag)[1])
+
+
+def _shows_text(element: lxml.html.HtmlElement) -> bool:
+    """Whether ``element`` holds text (stops at the first: a section's whole text is
+    not read for it)."""
+    return any(text.strip() for text in element.itertext())
 
 
 def _holds_code_or_table(element: lxml.html.HtmlElement | None) -> bool:

@@ -41,7 +41,7 @@ import lxml.html
 
 from crawler.content.document import drop, text_of
 
-__all__ = ["prune", "names_boilerplate", "BOILERPLATE", "CONTAINERS", "MAX_SHARE"]
+__all__ = ["prune", "BOILERPLATE", "CONTAINERS", "MAX_SHARE"]
 
 #: Words that name boilerplate in a ``class`` or ``id``, case-insensitively, as a whole
 #: part of a token: parts are cut at ``-``, ``_``, digits and where a lower-case letter
@@ -89,9 +89,13 @@ _SLUG_WORD = re.compile(r"[^\W_]+")
 _SECTION_NUMBER = re.compile(r"^\d+(?:\.\d+)*\.\s+")
 
 
-def prune(region: lxml.html.HtmlElement) -> None:
-    """Drop the boilerplate blocks inside ``region``, in place (the module docstring)."""
+def prune(region: lxml.html.HtmlElement) -> bool:
+    """Drop the boilerplate blocks inside ``region``, in place (the module docstring).
+    Returns whether a block inside ``region`` names boilerplate, dropped or not: a sign
+    that ``region`` holds more than its text (:mod:`crawler.content.main` then asks the
+    extractor which nodes count)."""
     total = None
+    found = False
     forms, named, named_length = [], [], 0
     taken: set[lxml.html.HtmlElement] = set()  # the blocks dropped: a block inside one is not judged
     # The tags judged only (lxml makes a Python object for each element it hands out; a
@@ -104,6 +108,8 @@ def prune(region: lxml.html.HtmlElement) -> None:
                 continue
         elif not _named_boilerplate(element):
             continue
+        elif element is not region:
+            found = True
         if _inside(element, region, taken):
             continue
         if total is None:
@@ -120,13 +126,7 @@ def prune(region: lxml.html.HtmlElement) -> None:
         named = []
     for element in forms + named:
         drop(element)
-
-
-def names_boilerplate(region: lxml.html.HtmlElement) -> bool:
-    """Whether a container inside ``region`` (not ``region`` itself) has a class or id
-    that names boilerplate by the rule of step 1: a sign that ``region`` holds more than
-    its text (:mod:`crawler.content.main` then asks the extractor which nodes count)."""
-    return any(_named_boilerplate(element) for element in region.iter(*CONTAINERS) if element is not region)
+    return found
 
 
 def _inside(element: lxml.html.HtmlElement, region: lxml.html.HtmlElement, taken: set) -> bool:
