@@ -40,8 +40,8 @@ decision is read back, block by block:
      links sit in a wrapper, judged whole), a quotation;
    * it is a heading (``h1``-``h6``, or a wrapper holding only one) whose section, the
      blocks after it up to the next heading, keeps text, or whose next heading is a
-     subsection's and stays; a heading alone in its container (a title in its
-     ``header``) opens what follows the container.
+     subsection's and stays; a heading with nothing after it in its container (a title
+     in its ``header``) opens what follows the container.
 
    The text's start is the first block holding :data:`MIN_START_CHARS` of selected
    text: a piece is selected wherever it occurs in the extractor's text, so a label
@@ -272,8 +272,9 @@ def _is_heading(block: lxml.html.HtmlElement) -> bool:
 def _opens_kept(heading: lxml.html.HtmlElement, region: lxml.html.HtmlElement, gone: set) -> bool:
     """Whether a block with text or media after ``heading``, before the next heading,
     stays, or that next heading is a subsection's and stays: ``heading``'s siblings
-    after it, then, when it opens its container (a title in its ``header``), those of
-    the container, up to ``region``."""
+    after it, then, past the end of its container (a title in its ``header``), those of
+    the container, up to ``region``. Named boilerplate is gone by then (prune runs
+    first), so a "Share this" heading closing a post does not reach a comment box."""
     rank = _rank(heading)
     node = heading
     while True:
@@ -285,7 +286,7 @@ def _opens_kept(heading: lxml.html.HtmlElement, region: lxml.html.HtmlElement, g
             if sibling not in gone and (_shows_text(sibling) or next(sibling.iter(*_MEDIA), None) is not None):
                 return True
         parent = node.getparent()
-        if parent is None or parent is region or _previous_element(node) is not None:
+        if parent is None or parent is region:
             return False
         node = parent
 
