@@ -16,7 +16,7 @@ import typing
 import lxml.etree as ET
 import lxml.html
 
-__all__ = ["drop", "parse", "text_of"]
+__all__ = ["collapsed_text", "drop", "parse", "text_of"]
 
 #: What lxml refuses in a text or tail it is given (XML 1.0 Char): C0 controls but tab,
 #: line feed and carriage return. The HTML parser keeps them in the tree it builds.
@@ -88,3 +88,9 @@ def text_of(element: lxml.html.HtmlElement) -> str:
     processing instructions add nothing): libxml2's text serialization, cheaper than
     ``text_content()``'s XPath."""
     return ET.tostring(element, method="text", encoding="unicode", with_tail=False)
+
+
+def collapsed_text(element: lxml.html.HtmlElement) -> str:
+    """:func:`text_of` ``element`` with each run of whitespace as one space, stripped:
+    the text as a reader sees it, for lengths and comparisons across markup."""
+    return " ".join(text_of(element).split())

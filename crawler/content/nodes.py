@@ -59,7 +59,7 @@ from __future__ import annotations
 
 import lxml.html
 
-from crawler.content.document import drop, text_of
+from crawler.content.document import collapsed_text, drop
 
 __all__ = [
     "BLOCKS",
@@ -187,8 +187,8 @@ def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElem
         if not _opens_kept(heading, region, gone):
             gone.add(heading)
             doomed.append(heading)
-    length = len(" ".join(text_of(region).split()))
-    if sum(len(" ".join(text_of(element).split())) for element in doomed) >= MAX_DROPPED_SHARE * length:
+    length = len(collapsed_text(region))
+    if sum(len(collapsed_text(element)) for element in doomed) >= MAX_DROPPED_SHARE * length:
         return
     for element in doomed:
         drop(element)
@@ -198,7 +198,7 @@ def _kept(block: lxml.html.HtmlElement, weight: dict, posts: set) -> bool:
     """Whether an unselected ``block`` stays by a rule of the module docstring."""
     if block.tag in _LISTS or block.tag == "blockquote":
         return True
-    text = " ".join(text_of(block).split())
+    text = collapsed_text(block)
     if not text:
         return True
     if block.tag == "p" and _previous_element(block) is None and _kept_for_itself(_next_element(block), weight):
@@ -243,13 +243,13 @@ def _sentence(block: lxml.html.HtmlElement, text: str | None = None, links: int 
     half of its text in links."""
     if block.tag != "p":
         return False
-    text = " ".join(text_of(block).split()) if text is None else text
+    text = collapsed_text(block) if text is None else text
     links = _link_length(block) if links is None else links
     return len(text.split()) >= MIN_SENTENCE_WORDS and links < 0.5 * len(text)
 
 
 def _link_length(block: lxml.html.HtmlElement) -> int:
-    return sum(len(" ".join(text_of(a).split())) for a in block.iter("a"))
+    return sum(len(collapsed_text(a)) for a in block.iter("a"))
 
 
 def _heading_of(block: lxml.html.HtmlElement) -> lxml.html.HtmlElement | None:

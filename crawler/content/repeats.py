@@ -34,7 +34,7 @@ import threading
 import lxml.html
 import xxhash
 
-from crawler.content.document import drop, text_of
+from crawler.content.document import collapsed_text, drop
 
 __all__ = ["SiteBlocks", "drop_repeated", "SHARE", "MIN_PAGES", "LEARN_PAGES"]
 
@@ -145,7 +145,7 @@ def drop_repeated(region: lxml.html.HtmlElement, site: str, blocks: SiteBlocks) 
     for element in _text_blocks(region):
         if next(element.iter(*_MEDIA), None) is not None:
             continue
-        text = " ".join(text_of(element).split())
+        text = collapsed_text(element)
         if text and len(text) <= MAX_BLOCK_CHARS:
             found.append((element, xxhash.xxh3_64_intdigest(text.encode("utf-8", "surrogatepass")), text))
     repeated = blocks.observe(site, {fingerprint for _, fingerprint, _ in found})
@@ -160,7 +160,7 @@ def drop_repeated(region: lxml.html.HtmlElement, site: str, blocks: SiteBlocks) 
         if fingerprint in repeated
         and (text.count(" ") >= LABEL_WORDS or repeated.issuperset(beside[element.getparent()]))
     ]
-    total = len(" ".join(text_of(region).split()))
+    total = len(collapsed_text(region))
     if sum(length for _, length in doomed) >= MAX_PAGE_SHARE * total:
         return 0
     for element, _ in doomed:
