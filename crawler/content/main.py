@@ -257,8 +257,7 @@ def _serialize(element: lxml.html.HtmlElement) -> str:
 
 def _document_of(landmark: lxml.html.HtmlElement) -> lxml.html.HtmlElement:
     """A document whose body holds a copy of ``landmark``: the extractor reads the
-    landmark only (a smaller tree: 8 against 12 ms median on the dev set's pages,
-    docs/performance.md)."""
+    landmark only, a smaller tree than the page (docs/performance.md, "Main content")."""
     document = lxml.html.Element("html")
     ET.SubElement(document, "body").append(copy.deepcopy(landmark))
     return document
