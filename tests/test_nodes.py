@@ -39,15 +39,43 @@ def test_an_unselected_block_after_the_text_goes():
     assert kept(html, f"{S1} {S2}") == [S1, S2]
 
 
-def test_what_comes_before_the_first_selected_block_stays():
-    # a kicker and a byline an extractor leaves out of the text's start, also inside
-    # the container that holds the text
-    assert kept(f"<div>Politics</div><div>By Ann</div><p>{S1}</p><div>Bus lines</div>", S1) == [
-        "Politics",
-        "By Ann",
+def test_before_the_text_the_title_lead_and_image_stay_and_labels_go():
+    # an extractor leaves the title, the standfirst and the lead image out of the
+    # text's start; a kicker, a byline, a reading time and a photo credit are not text
+    lead = "A dispute over the building ends after three years of hearings."
+    html = (
+        "<div>Politics</div><div>By Ann Lee, 5 min read</div><h1>Old library stays open</h1>"
+        f"<div>{lead}</div><div><img src='a.png'></div><div><img src='b.png'>The hall</div><div>Photo: Bo Li</div>"
+        f"<p>{S1}</p><div>Bus lines</div>"
+    )
+    assert kept(html, S1) == ["Old library stays open", lead, "", "The hall", S1]
+
+
+def test_before_the_text_a_container_is_looked_into():
+    html = (
+        "<header><div>Politics</div><h1>Old library stays open</h1><p>By Ann</p>"
+        "<p>The council met. <a href='/a'>Read</a> it.</p></header>"
+        f"<section><div>Share</div> <p>{S1}</p></section><div>Bus lines</div>"
+    )
+    # a sentence, the code's introduction and a quotation stay before the text too
+    assert kept(html, S1) == ["Old library stays openThe council met. Read it.", S1]
+    html = (
+        "<div>Run:</div><pre>make</pre><blockquote>Ja</blockquote><ul><li><a href='/a'>Home</a></li></ul>"
+        f"<ul><li>{S2}</li></ul><p>{S1}</p>"
+    )
+    assert kept(html, S1) == ["Run:", "make", "Ja", S2, S1]
+
+
+def test_before_the_text_a_lead_needs_eight_words_under_half_links():
+    seven = "<div>One two three four five six seven</div>"
+    eight = "<div>One two three four five six seven eight</div>"
+    links = "<div><a href='/a'>One two three four</a> five six seven eight</div>"
+    assert kept(f"{seven}{eight}{links}<p>{S1}</p>", S1) == [
+        "One two three four five six seven eight",
+        "One two three four five six seven eight",
         S1,
     ]
-    assert kept(f"<section><div>Politics</div> <p>{S1}</p></section><div>Bus lines</div>", S1) == [f"Politics {S1}"]
+    assert kept(f"<div><a href='/a'>One two three four five</a> six seven eight</div><p>{S1}</p>", S1) == [S1]
 
 
 def test_inline_elements_are_never_judged():
@@ -153,6 +181,16 @@ def test_a_post_like_a_selected_one_stays():
     assert kept(html, S1) == [S1, "Yes."]
 
 
+def test_teasers_in_a_post_s_layout_go():
+    # a "More on this" box in the same div.row as the story: its text is links
+    html = (
+        f"<div class='row'><p>{S1}</p></div>"
+        "<div class='row'><h3>More</h3><p><a href='/a'>Bridge closes</a> (<a href='/b'>2</a>)</p></div>"
+        "<div class='row'><div>Bridge closes.</div></div>"
+    )
+    assert kept(html, S1) == [S1, "Bridge closes."]
+
+
 def test_a_post_needs_a_tenth_of_the_selected_text():
     # a class a small selected block has marks no post
     html = (
@@ -169,7 +207,7 @@ def test_the_text_starts_at_a_block_with_enough_selected_text():
         "<div><a href='/c'>Art</a></div><h1>Old library stays open</h1><div>A dispute ends.</div>"
         f"<div>Ann Lee</div><p>{S1} Arts</p><div>Bus lines</div>"
     )
-    assert kept(html, f"{S1} Arts") == ["Art", "Old library stays open", "A dispute ends.", "Ann Lee", f"{S1} Arts"]
+    assert kept(html, f"{S1} Arts") == ["Art", "Old library stays open", f"{S1} Arts"]
 
 
 def test_a_heading_stays_when_its_section_holds_selected_text():

@@ -15,8 +15,12 @@ decision is read back, block by block:
    never judged. A block with none of it goes, unless it is kept by one of these rules,
    each for content extractors are known to leave out:
 
-   * it comes before the first selected block: the title, standfirst and byline an
-     extractor leaves out of the text's start;
+   * it comes before the first selected block and is a heading, holds no text or
+     media, or :data:`MIN_LEAD_WORDS` words or more under half link text: the title,
+     standfirst and lead image an extractor leaves out of the text's start (a
+     container there is looked into). The rules below hold there too, but for lists
+     (a menu, unless it leads). A kicker, a byline, a date, a reading time, a photo
+     credit or a "Print" link there goes;
    * it holds no text (an image, an embed, a spacer);
    * it is or holds code or a table (``pre``, ``table``), or the next block after it is
      one: the sentence or caption that introduces the code;
@@ -30,8 +34,9 @@ decision is read back, block by block:
    * it is a ``p`` that opens its container, before a block kept for its selected text,
      code or table: a box's label ("Note", "See also");
    * it repeats the tag and class of a selected block that holds
-     :data:`POST_SHARE` of the selected text: one post of several (an answer beside the
-     question, a reply of a thread);
+     :data:`POST_SHARE` of the selected text, with under a fifth of its text in links:
+     one post of several (an answer beside the question, a reply of a thread), not a
+     box of teasers in the same layout ``div.row``;
    * it is a ``figure`` (a container with a figure inside is looked into, and the figure
      stays): HTML 4.4.12, "self-contained content ... referenced as a single unit from
      the main flow";
@@ -66,6 +71,7 @@ __all__ = [
     "MAX_DROPPED_SHARE",
     "MIN_PROSE_CHARS",
     "MIN_SENTENCE_WORDS",
+    "MIN_LEAD_WORDS",
     "MIN_START_CHARS",
     "POST_SHARE",
     "keep_selected",
@@ -112,6 +118,9 @@ MIN_PROSE_CHARS = 200
 #: Characters of selected text a block needs to be the text's first (a label before
 #: the title, "Art" or "Storage", is found in the text too).
 MIN_START_CHARS = 20
+#: A block before the text's start with at least this many words (under half link
+#: text) is its lead and stays; a shorter one is a kicker, a byline or a label.
+MIN_LEAD_WORDS = 8
 #: Share of the selected text a block must hold for its tag and class to mark a post.
 POST_SHARE = 0.1
 #: Share of the region's text at or above which nothing unselected goes.
@@ -172,7 +181,15 @@ def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElem
             elif weight[child] >= MIN_START_CHARS:
                 started = True
             continue
-        if not started or child.tag not in BLOCKS or child.tag == "figure":
+        if child.tag not in BLOCKS or child.tag == "figure":
+            continue
+        if not started:  # the title, standfirst and lead image stay
+            if _is_heading(child):
+                continue
+            if child.tag not in _WHOLE and any(isinstance(c.tag, str) and c.tag in BLOCKS for c in child):
+                stack.append(iter(child))
+            elif not _leads(child) and (child.tag in _LISTS or not _kept(child, weight, posts)):
+                doomed.append(child)  # a list there is a menu unless it leads
             continue
         if _is_heading(child):
             headings.append(child)
@@ -214,7 +231,16 @@ def _kept(block: lxml.html.HtmlElement, weight: dict, posts: set) -> bool:
         return True
     if _box_of_sentences(block):
         return True
-    return bool(block.get("class")) and (block.tag, block.get("class")) in posts
+    return bool(block.get("class")) and (block.tag, block.get("class")) in posts and links < 0.2 * len(text)
+
+
+def _leads(block: lxml.html.HtmlElement) -> bool:
+    """Whether ``block``, before the text's start and holding no other block, is its
+    lead: no text, media, or :data:`MIN_LEAD_WORDS` words under half link text."""
+    text = collapsed_text(block)
+    if not text or next(block.iter(*_MEDIA), None) is not None:
+        return True
+    return len(text.split()) >= MIN_LEAD_WORDS and _link_length(block) < 0.5 * len(text)
 
 
 def _box_of_sentences(block: lxml.html.HtmlElement) -> bool:
