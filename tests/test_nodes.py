@@ -118,6 +118,9 @@ def test_a_block_between_two_selected_blocks_stays():
         "Note: twice.",
         S2,
     ]
+    # but not a box of links: "Further information: <a>The programme</a>"
+    links = "<div>More: <a href='/a'>The river programme</a></div>"
+    assert kept(f"<p>{S1}</p>{links}<p>{S2}</p>", f"{S1} {S2}") == [S1, S2]
 
 
 @pytest.mark.parametrize(

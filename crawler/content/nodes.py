@@ -24,8 +24,8 @@ decision is read back, block by block:
    * it holds no text (an image, an embed, a spacer);
    * it is or holds code or a table (``pre``, ``table``), or the next block after it is
      one: the sentence or caption that introduces the code;
-   * both blocks beside it are kept for their selected text, code or table: a sentence
-     inside the text;
+   * both blocks beside it are kept for their selected text, code or table, and under
+     half of its text is links: a sentence inside the text, not a "Further links" box;
    * it is a ``p`` of :data:`MIN_SENTENCE_WORDS` words or more, under half of them link
      text: a sentence; or boxes of such sentences, each perhaps opened by a ``p`` label,
      with no heading or list inside (a note, "Changed in version 3.2: ...", docutils'
@@ -222,9 +222,13 @@ def _kept(block: lxml.html.HtmlElement, weight: dict, posts: set) -> bool:
         return True
     if _holds_code_or_table(block) or _holds_code_or_table(_next_element(block)):
         return True
-    if _kept_for_itself(_previous_element(block), weight) and _kept_for_itself(_next_element(block), weight):
-        return True
     links = _link_length(block)
+    if (
+        links < 0.5 * len(text)
+        and _kept_for_itself(_previous_element(block), weight)
+        and _kept_for_itself(_next_element(block), weight)
+    ):
+        return True
     if len(text) - links >= MIN_PROSE_CHARS and links < 0.2 * len(text):
         return True
     if _sentence(block, text, links):
