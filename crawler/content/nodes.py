@@ -15,12 +15,14 @@ decision is read back, block by block:
    never judged. A block with none of it goes, unless it is kept by one of these rules,
    each for content extractors are known to leave out:
 
-   * it comes before the first selected block and is a heading, holds no text or
-     media, or :data:`MIN_LEAD_WORDS` words or more under half link text: the title,
-     standfirst and lead image an extractor leaves out of the text's start (a
-     container there is looked into). The rules below hold there too, but for lists
-     (a menu, unless it leads). A kicker, a byline, a date, a reading time, a photo
-     credit or a "Print" link there goes;
+   * it comes before the text's start (below) and is a heading, a box of sentences
+     (below), or holds no text, media or ``code``, or :data:`MIN_LEAD_WORDS` words or
+     more under half link text: the title, standfirst and lead image an extractor
+     leaves out of the text's start. Another container there is looked into (not a
+     list, a table or a quotation). The rules below hold there too, but a list of
+     half links or more is a menu there and goes. So a one-word kicker, a short byline
+     or date line ("By Ann Lee", "March 4, 2024"), a reading time, a photo credit or a
+     "Print" link there goes, unless a rule below keeps it (a ``p`` of four words);
    * it holds no text (an image, an embed, a spacer);
    * it is or holds code or a table (``pre``, ``table``), or the next block after it is
      one: the sentence or caption that introduces the code;
@@ -34,7 +36,7 @@ decision is read back, block by block:
    * it is a ``p`` that opens its container, before a block kept for its selected text,
      code or table: a box's label ("Note", "See also");
    * it repeats the tag and class of a selected block that holds
-     :data:`POST_SHARE` of the selected text, with under a fifth of its text in links:
+     :data:`POST_SHARE` of the selected text, with under half of its text in links:
      one post of several (an answer beside the question, a reply of a thread), not a
      box of teasers in the same layout ``div.row``;
    * it is a ``figure`` (a container with a figure inside is looked into, and the figure
@@ -52,9 +54,10 @@ decision is read back, block by block:
    text: a piece is selected wherever it occurs in the extractor's text, so a label
    before the title ("Art", found in "Arts") does not start it.
 
-   When what would go holds :data:`MAX_DROPPED_SHARE` or more of the region's text,
-   nothing goes: the extractor then took a part of the text for the whole (one post of
-   a thread whose posts are the page's text).
+   When what would go after the start holds :data:`MAX_DROPPED_SHARE` or more of the
+   region's text, nothing goes: the extractor then took a part of the text for the
+   whole (one post of a thread whose posts are the page's text). Nothing goes either
+   when no block starts the text (its pieces are short lines, or found by chance).
 
 Measured on the extraction dev set and the Debian documentation sites in
 docs/performance.md ("Main content"). Raises nothing; changes the region in place.
@@ -107,6 +110,8 @@ BLOCKS = frozenset(
 )
 #: Blocks judged whole: a list's items and a table's cells are parts of it.
 _WHOLE = frozenset(("ul", "ol", "dl", "table"))
+#: Blocks judged whole before the text's start: a quotation too.
+_LEAVES = _WHOLE | {"blockquote"}
 _HEADINGS = frozenset(f"h{n}" for n in range(1, 7))
 _LISTS = frozenset(("ul", "ol", "dl"))
 _CODE_OR_TABLE = ("pre", "table")
@@ -119,8 +124,9 @@ MIN_PROSE_CHARS = 200
 #: the title, "Art" or "Storage", is found in the text too).
 MIN_START_CHARS = 20
 #: A block before the text's start with at least this many words (under half link
-#: text) is its lead and stays; a shorter one is a kicker, a byline or a label.
-MIN_LEAD_WORDS = 8
+#: text) is its lead and stays (a subtitle: "Council ends years of hearings"); a
+#: shorter one is a kicker, a byline or a label ("Politics", "5 min read").
+MIN_LEAD_WORDS = 5
 #: Share of the selected text a block must hold for its tag and class to mark a post.
 POST_SHARE = 0.1
 #: Share of the region's text at or above which nothing unselected goes.
@@ -165,6 +171,7 @@ def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElem
         if element is not region and element.tag in _POSTS and element.get("class") and selected >= POST_SHARE * total
     }
     doomed: list[lxml.html.HtmlElement] = []
+    before: list[lxml.html.HtmlElement] = []  # doomed before the text's start
     headings: list[lxml.html.HtmlElement] = []  # judged once the blocks after them are
     started = False
     stack = [iter(region)]
@@ -184,12 +191,12 @@ def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElem
         if child.tag not in BLOCKS or child.tag == "figure":
             continue
         if not started:  # the title, standfirst and lead image stay
-            if _is_heading(child):
+            if _is_heading(child) or _box_of_sentences(child):
                 continue
-            if child.tag not in _WHOLE and any(isinstance(c.tag, str) and c.tag in BLOCKS for c in child):
+            if child.tag not in _LEAVES and any(isinstance(c.tag, str) and c.tag in BLOCKS for c in child):
                 stack.append(iter(child))
-            elif not _leads(child) and (child.tag in _LISTS or not _kept(child, weight, posts)):
-                doomed.append(child)  # a list there is a menu unless it leads
+            elif not _leads(child) and not _kept(child, weight, posts, menus=True):
+                before.append(child)
             continue
         if _is_heading(child):
             headings.append(child)
@@ -205,15 +212,18 @@ def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElem
             gone.add(heading)
             doomed.append(heading)
     length = len(collapsed_text(region))
-    if sum(len(collapsed_text(element)) for element in doomed) >= MAX_DROPPED_SHARE * length:
-        return
-    for element in doomed:
+    if not started or sum(len(collapsed_text(element)) for element in doomed) >= MAX_DROPPED_SHARE * length:
+        return  # no text's start: the extractor's text is not in this region's blocks
+    for element in before + doomed:
         drop(element)
 
 
-def _kept(block: lxml.html.HtmlElement, weight: dict, posts: set) -> bool:
-    """Whether an unselected ``block`` stays by a rule of the module docstring."""
-    if block.tag in _LISTS or block.tag == "blockquote":
+def _kept(block: lxml.html.HtmlElement, weight: dict, posts: set, menus: bool = False) -> bool:
+    """Whether an unselected ``block`` stays by a rule of the module docstring;
+    ``menus``: a list half of whose text is links does not (before the text's start)."""
+    if block.tag in _LISTS:
+        return not menus or _link_length(block) < 0.5 * len(collapsed_text(block))
+    if block.tag == "blockquote":
         return True
     text = collapsed_text(block)
     if not text:
@@ -235,14 +245,14 @@ def _kept(block: lxml.html.HtmlElement, weight: dict, posts: set) -> bool:
         return True
     if _box_of_sentences(block):
         return True
-    return bool(block.get("class")) and (block.tag, block.get("class")) in posts and links < 0.2 * len(text)
+    return bool(block.get("class")) and (block.tag, block.get("class")) in posts and links < 0.5 * len(text)
 
 
 def _leads(block: lxml.html.HtmlElement) -> bool:
-    """Whether ``block``, before the text's start and holding no other block, is its
-    lead: no text, media, or :data:`MIN_LEAD_WORDS` words under half link text."""
+    """Whether ``block``, before the text's start, is its lead: no text, media or code,
+    or :data:`MIN_LEAD_WORDS` words under half link text."""
     text = collapsed_text(block)
-    if not text or next(block.iter(*_MEDIA), None) is not None:
+    if not text or next(block.iter(*_MEDIA, "code"), None) is not None:
         return True
     return len(text.split()) >= MIN_LEAD_WORDS and _link_length(block) < 0.5 * len(text)
 
