@@ -3,9 +3,11 @@ extractor's text given, so the cases hold whatever trafilatura's version decides
 
 from __future__ import annotations
 
+import lxml.etree
 import lxml.html
 import pytest
 
+from crawler.content import nodes
 from crawler.content.document import text_of
 from crawler.content.nodes import MIN_PROSE_CHARS, keep_selected, selected_weights
 
@@ -344,8 +346,8 @@ def test_a_region_without_selected_text_is_left_alone():
         ("<div>a b c dd e</div>", True),  # a lead: five words
         ("<div><a href='/a'>a b c</a> dd e</div>", False),  # half of it links
         ("<div><a href='/a'>a b</a> cc dd e</div>", True),
-        ("<ul><li><a href='/a'>Home</a>Page</li></ul>", False),  # a menu: half links
-        ("<ul><li><a href='/a'>Home</a> Pages</li></ul>", True),
+        ("<ul><li><a href='/a'>Home</a>s</li></ul>", False),  # a menu: four fifths links
+        ("<ul><li><a href='/a'>Home</a>Page</li></ul>", True),
     ],
 )
 def test_before_the_text_half_links_is_a_label_or_a_menu(block, stays):
@@ -376,3 +378,73 @@ def test_a_post_under_half_links_stays(post, stays):
     html = f"<div class='post'><p>{S1}</p></div><div class='post'>{post}</div>"
     text = " ".join(text_of(lxml.html.fragment_fromstring(post)).split())
     assert kept(html, S1) == [S1, *([text] if stays else [])]
+
+
+def test_before_the_text_words_of_scripts_without_spaces_count_one_by_one():
+    # found by a reviewer: a Chinese standfirst was one "word" and went
+    dek = "市议会周二投票决定让旧图书馆再开放十年"
+    assert kept(f"<h1>图书馆</h1><div>{dek}</div><div>图片</div><p>{S1}</p>", S1) == ["图书馆", dek, S1]
+    # and a Thai sentence after the start is a sentence
+    thai = "สภาเมืองลงมติให้ห้องสมุดเปิดต่อ"
+    assert kept(f"<p>{S1}</p><p>{thai}</p><p>{S2}</p><div>ภาพ</div>", f"{S1} {S2}") == [S1, thai, S2]
+
+
+def test_before_the_text_the_earlier_posts_of_a_thread_stay_whole():
+    # found by a reviewer: the extractor took the last post, and the earlier ones
+    # were looked into and emptied of their short replies and user names
+    post = "<div class='post'><div class='user'>bob</div><div class='msg'><p>Same here.</p></div></div>"
+    html = f"{post}{post}<div class='post'><div class='user'>ann</div><div class='msg'><p>{S1}</p></div></div>"
+    assert kept(html, S1) == ["bobSame here.", "bobSame here.", S1]  # the label before the text goes
+
+
+@pytest.mark.parametrize(
+    ("block", "stays"),
+    [
+        ("<ul><li>200 g <a href='/f'>flour</a></li><li><a href='/b'>butter</a></li></ul>", True),
+        ("<dl><dt><a href='/h'>Home</a></dt><dt><a href='/n'>News</a></dt></dl>", False),
+        ("<div><kbd>Ctrl+C</kbd></div>", True),
+        ("<figure><figcaption>The hall</figcaption></figure>", True),
+    ],
+)
+def test_before_the_text_linked_ingredients_keys_and_figures_stay(block, stays):
+    text = " ".join(text_of(lxml.html.fragment_fromstring(block)).split())
+    assert kept(f"{block}<p>{S1}</p>", S1) == [*([text] if stays else []), S1]
+
+
+def test_the_half_share_guard_keeps_the_labels_before_the_text_too():
+    # a thread the extractor took one post of: nothing goes, before the start neither
+    reply = f"<div class='reply'><div>{S2}</div></div>"
+    html = f"<div>Menu</div><p>{S1}</p>{reply * 3}"
+    assert kept(html, S1) == ["Menu", S1, S2, S2, S2]
+
+
+def test_nested_containers_before_the_text_are_read_once():
+    # found by a reviewer: each container looked into re-read its whole subtree for
+    # the box-of-sentences rule, 42 s at 4,000 levels; here each level is a note box
+    # (a label and a sentence) holding the next, and the last one's short line makes
+    # none of them a box
+    depth = 300
+    region = lxml.html.fragment_fromstring("<div></div>")
+    node = region
+    for _ in range(depth):
+        node = lxml.etree.SubElement(node, "div")
+        lxml.etree.SubElement(node, "p").text = "Note"
+        lxml.etree.SubElement(node, "p").text = S2
+    lxml.etree.SubElement(node, "p").text = "x"
+    lxml.etree.SubElement(node, "p").text = "By Ann"
+    lxml.etree.SubElement(region, "p").text = S1
+    calls = 0
+    real = nodes._sentence
+
+    def counting(*args, **kwargs):
+        nonlocal calls
+        calls += 1
+        return real(*args, **kwargs)
+
+    nodes._sentence = counting
+    try:
+        keep_selected(region, selected_weights(region, S1))
+    finally:
+        nodes._sentence = real
+    assert calls < 10 * depth  # a re-read at each level: about depth * depth / 2
+    assert text_of(region).split(S2) == ["", *[""] * (depth - 1), S1]

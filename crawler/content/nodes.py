@@ -15,24 +15,27 @@ decision is read back, block by block:
    never judged. A block with none of it goes, unless it is kept by one of these rules,
    each for content extractors are known to leave out:
 
-   * it comes before the text's start (below) and is a heading, a box of sentences
-     (below), or holds no text, media or ``code``, or :data:`MIN_LEAD_WORDS` words or
-     more under half link text: the title, standfirst and lead image an extractor
-     leaves out of the text's start. Another container there is looked into (not a
-     list, a table or a quotation). The rules below hold there too, but a list of
-     half links or more is a menu there and goes. So a one-word kicker, a short byline
-     or date line ("By Ann Lee", "March 4, 2024"), a reading time, a photo credit or a
-     "Print" link there goes, unless a rule below keeps it (a ``p`` of four words);
+   * it comes before the text's start (below) and is a heading, a box of sentences or
+     a post (below), or holds no text, media or code (``code``, ``kbd``, ``samp``...),
+     or :data:`MIN_LEAD_WORDS` words or more under half link text: the title,
+     standfirst and lead image an extractor leaves out of the text's start, the posts
+     of a thread before the one it took. Another container there is looked into (not a
+     list, a table or a quotation). The rules below hold for its blocks too, but a
+     list of :data:`MENU_LINKS` link text is a menu there and goes, and its headings
+     are not judged. So a one-word kicker, a short byline or date line ("By Ann Lee",
+     "March 4, 2024"), a reading time, a photo credit or a "Print" link there goes,
+     unless a rule below keeps it (a ``p`` of four words);
    * it holds no text (an image, an embed, a spacer);
    * it is or holds code or a table (``pre``, ``table``), or the next block after it is
      one: the sentence or caption that introduces the code;
    * both blocks beside it are kept for their selected text, code or table, and under
      half of its text is links: a sentence inside the text, not a "Further links" box;
-   * it is a ``p`` of :data:`MIN_SENTENCE_WORDS` words or more, under half of them link
-     text: a sentence; or boxes of such sentences, each perhaps opened by a ``p`` label,
-     with no heading or list inside (a note, "Changed in version 3.2: ...", docutils'
-     footnotes); or prose of :data:`MIN_PROSE_CHARS` characters or more, under a fifth
-     link text (a lead paragraph in a ``div``);
+   * it is a ``p`` of :data:`MIN_SENTENCE_WORDS` words or more (a character of Chinese,
+     Japanese or Thai counts as a word), under half of them link text: a sentence; or
+     boxes of such sentences, each perhaps opened by a ``p`` label, with no heading or
+     list inside (a note, "Changed in version 3.2: ...", docutils' footnotes); or prose
+     of :data:`MIN_PROSE_CHARS` characters or more, under a fifth link text (a lead
+     paragraph in a ``div``);
    * it is a ``p`` that opens its container, before a block kept for its selected text,
      code or table: a box's label ("Note", "See also");
    * it repeats the tag and class of a selected block that holds
@@ -65,6 +68,8 @@ docs/performance.md ("Main content"). Raises nothing; changes the region in plac
 
 from __future__ import annotations
 
+import re
+
 import lxml.html
 
 from crawler.content.document import collapsed_text, drop
@@ -74,6 +79,7 @@ __all__ = [
     "MAX_DROPPED_SHARE",
     "MIN_PROSE_CHARS",
     "MIN_SENTENCE_WORDS",
+    "MENU_LINKS",
     "MIN_LEAD_WORDS",
     "MIN_START_CHARS",
     "POST_SHARE",
@@ -116,6 +122,11 @@ _HEADINGS = frozenset(f"h{n}" for n in range(1, 7))
 _LISTS = frozenset(("ul", "ol", "dl"))
 _CODE_OR_TABLE = ("pre", "table")
 _MEDIA = ("img", "picture", "video", "audio", "iframe", "object", "embed", "svg")
+_CODE = ("code", "kbd", "samp", "tt", "var")
+#: Characters of the scripts written without spaces between words (Unicode blocks:
+#: Thai, Lao, Myanmar, Khmer, Hiragana, Katakana, CJK Extension A, CJK Unified
+#: Ideographs, CJK Compatibility Ideographs).
+_UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 #: A ``p`` of at least this many words (under half link text) is a sentence and stays.
 MIN_SENTENCE_WORDS = 4
 #: A block of at least this many characters of text (under a fifth link text) stays.
@@ -127,6 +138,9 @@ MIN_START_CHARS = 20
 #: text) is its lead and stays (a subtitle: "Council ends years of hearings"); a
 #: shorter one is a kicker, a byline or a label ("Politics", "5 min read").
 MIN_LEAD_WORDS = 5
+#: Share of link text at or above which a list before the text's start is a menu (a
+#: list of linked ingredients, "200 g <a>flour</a>", is not).
+MENU_LINKS = 0.8
 #: Share of the selected text a block must hold for its tag and class to mark a post.
 POST_SHARE = 0.1
 #: Share of the region's text at or above which nothing unselected goes.
@@ -172,6 +186,7 @@ def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElem
     }
     doomed: list[lxml.html.HtmlElement] = []
     before: list[lxml.html.HtmlElement] = []  # doomed before the text's start
+    boxes: dict = {}  # _box_of_sentences of the containers looked into there
     headings: list[lxml.html.HtmlElement] = []  # judged once the blocks after them are
     started = False
     stack = [iter(region)]
@@ -191,8 +206,8 @@ def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElem
         if child.tag not in BLOCKS or child.tag == "figure":
             continue
         if not started:  # the title, standfirst and lead image stay
-            if _is_heading(child) or _box_of_sentences(child):
-                continue
+            if _is_heading(child) or _box_of_sentences(child, boxes) or _post(child, posts):
+                continue  # a post of a thread before the one the extractor took: whole
             if child.tag not in _LEAVES and any(isinstance(c.tag, str) and c.tag in BLOCKS for c in child):
                 stack.append(iter(child))
             elif not _leads(child) and not _kept(child, weight, posts, menus=True):
@@ -220,9 +235,9 @@ def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElem
 
 def _kept(block: lxml.html.HtmlElement, weight: dict, posts: set, menus: bool = False) -> bool:
     """Whether an unselected ``block`` stays by a rule of the module docstring;
-    ``menus``: a list half of whose text is links does not (before the text's start)."""
+    ``menus``: a list of :data:`MENU_LINKS` link text does not (before the text's start)."""
     if block.tag in _LISTS:
-        return not menus or _link_length(block) < 0.5 * len(collapsed_text(block))
+        return not menus or _link_length(block) < MENU_LINKS * len(collapsed_text(block))
     if block.tag == "blockquote":
         return True
     text = collapsed_text(block)
@@ -245,37 +260,61 @@ def _kept(block: lxml.html.HtmlElement, weight: dict, posts: set, menus: bool = 
         return True
     if _box_of_sentences(block):
         return True
-    return bool(block.get("class")) and (block.tag, block.get("class")) in posts and links < 0.5 * len(text)
+    return _post(block, posts, text, links)
+
+
+def _post(block: lxml.html.HtmlElement, posts: set, text: str | None = None, links: int | None = None) -> bool:
+    """Whether ``block`` repeats the tag and class of a post (``posts``), under half of
+    its text in links (not a teaser box in the story's layout ``div``)."""
+    if not block.get("class") or (block.tag, block.get("class")) not in posts:
+        return False
+    text = collapsed_text(block) if text is None else text
+    links = _link_length(block) if links is None else links
+    return links < 0.5 * len(text)
 
 
 def _leads(block: lxml.html.HtmlElement) -> bool:
     """Whether ``block``, before the text's start, is its lead: no text, media or code,
     or :data:`MIN_LEAD_WORDS` words under half link text."""
     text = collapsed_text(block)
-    if not text or next(block.iter(*_MEDIA, "code"), None) is not None:
+    if not text or next(block.iter(*_MEDIA, *_CODE), None) is not None:
         return True
-    return len(text.split()) >= MIN_LEAD_WORDS and _link_length(block) < 0.5 * len(text)
+    return _words(text) >= MIN_LEAD_WORDS and _link_length(block) < 0.5 * len(text)
 
 
-def _box_of_sentences(block: lxml.html.HtmlElement) -> bool:
+def _box_of_sentences(block: lxml.html.HtmlElement, boxes: dict | None = None) -> bool:
     """Whether ``block``'s blocks are sentences (:func:`_sentence`) and boxes of them,
     each box perhaps opened by a ``p`` label: a note ("Changed in version 3.2: ..."),
-    docutils' footnotes. A heading or a list inside is a teaser's or a menu's."""
-    stack, found = [block], False
-    while stack:
-        children = [child for child in stack.pop() if isinstance(child.tag, str) and child.tag in BLOCKS]
+    docutils' footnotes. A heading or a list inside is a teaser's or a menu's.
+
+    ``boxes``: what was found for each container of an earlier call's subtree (filled
+    here), so that asking it of nested containers one by one reads each element once."""
+    boxes = {} if boxes is None else boxes
+    stack = [(block, False)]
+    while stack:  # children before their parent: (no disqualifier inside, a sentence found)
+        element, judged = stack.pop()
+        if element in boxes:
+            continue
+        children = [child for child in element if isinstance(child.tag, str) and child.tag in BLOCKS]
         if len(children) > 1 and children[0].tag == "p":
             children = children[1:]  # the box's label
+        boxes_inside = [c for c in children if c.tag != "p" and c.tag not in _HEADINGS and c.tag not in _WHOLE]
+        if not judged:
+            stack.append((element, True))
+            stack.extend((child, False) for child in boxes_inside if child not in boxes)
+            continue
+        fits, found = True, False
         for child in children:
             if child.tag == "p":
-                if not _sentence(child):
-                    return False
-                found = True
+                fits, found = fits and _sentence(child), True
             elif child.tag in _HEADINGS or child.tag in _WHOLE:
-                return False
+                fits = False
             else:
-                stack.append(child)
-    return found
+                fits, found = fits and boxes[child][0], found or boxes[child][1]
+            if not fits:
+                break
+        boxes[element] = (fits, found)
+    return boxes[block][0] and boxes[block][1]
 
 
 def _sentence(block: lxml.html.HtmlElement, text: str | None = None, links: int | None = None) -> bool:
@@ -285,7 +324,14 @@ def _sentence(block: lxml.html.HtmlElement, text: str | None = None, links: int 
         return False
     text = collapsed_text(block) if text is None else text
     links = _link_length(block) if links is None else links
-    return len(text.split()) >= MIN_SENTENCE_WORDS and links < 0.5 * len(text)
+    return _words(text) >= MIN_SENTENCE_WORDS and links < 0.5 * len(text)
+
+
+def _words(text: str) -> int:
+    """Words in ``text``: its runs between spaces, each character of a script written
+    without spaces (Han, kana, Thai, Lao, Khmer, Myanmar) counted as one, as word
+    processors count them."""
+    return len(text.split()) + len(_UNSPACED.findall(text))
 
 
 def _link_length(block: lxml.html.HtmlElement) -> int:
