@@ -198,7 +198,7 @@ def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElem
         if not isinstance(child.tag, str):
             continue
         if weight.get(child, 0):
-            if child.tag not in _WHOLE and any(isinstance(c.tag, str) and c.tag in BLOCKS for c in child):
+            if child.tag not in _WHOLE and _holds_blocks(child):
                 stack.append(iter(child))
             elif weight[child] >= MIN_START_CHARS:
                 started = True
@@ -208,9 +208,11 @@ def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElem
         if not started:  # the title, standfirst and lead image stay
             if _is_heading(child) or _box_of_sentences(child, boxes) or _post(child, posts):
                 continue  # a post of a thread before the one the extractor took: whole
-            if child.tag not in _LEAVES and any(isinstance(c.tag, str) and c.tag in BLOCKS for c in child):
+            if child.tag not in _LEAVES and _holds_blocks(child):
                 stack.append(iter(child))
-            elif not _leads(child) and not _kept(child, weight, posts, menus=True):
+                continue
+            text, links = collapsed_text(child), _link_length(child)
+            if not _leads(child, text, links) and not _kept(child, weight, posts, text, links, menus=True):
                 before.append(child)
             continue
         if _is_heading(child):
@@ -233,21 +235,30 @@ def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElem
         drop(element)
 
 
-def _kept(block: lxml.html.HtmlElement, weight: dict, posts: set, menus: bool = False) -> bool:
+def _kept(
+    block: lxml.html.HtmlElement,
+    weight: dict,
+    posts: set,
+    text: str | None = None,
+    links: int | None = None,
+    menus: bool = False,
+) -> bool:
     """Whether an unselected ``block`` stays by a rule of the module docstring;
+    ``text`` and ``links``: its collapsed text and link length, if the caller has them;
     ``menus``: a list of :data:`MENU_LINKS` link text does not (before the text's start)."""
-    if block.tag in _LISTS:
-        return not menus or _link_length(block) < MENU_LINKS * len(collapsed_text(block))
-    if block.tag == "blockquote":
+    if block.tag in _LISTS and not menus or block.tag == "blockquote":
         return True
-    text = collapsed_text(block)
+    text = collapsed_text(block) if text is None else text
+    if block.tag in _LISTS:
+        links = _link_length(block) if links is None else links
+        return links < MENU_LINKS * len(text)
     if not text:
         return True
     if block.tag == "p" and _previous_element(block) is None and _kept_for_itself(_next_element(block), weight):
         return True
     if _holds_code_or_table(block) or _holds_code_or_table(_next_element(block)):
         return True
-    links = _link_length(block)
+    links = _link_length(block) if links is None else links
     if (
         links < 0.5 * len(text)
         and _kept_for_itself(_previous_element(block), weight)
@@ -273,13 +284,18 @@ def _post(block: lxml.html.HtmlElement, posts: set, text: str | None = None, lin
     return links < 0.5 * len(text)
 
 
-def _leads(block: lxml.html.HtmlElement) -> bool:
-    """Whether ``block``, before the text's start, is its lead: no text, media or code,
-    or :data:`MIN_LEAD_WORDS` words under half link text."""
-    text = collapsed_text(block)
+def _leads(block: lxml.html.HtmlElement, text: str, links: int) -> bool:
+    """Whether ``block`` (its collapsed ``text``, ``links`` characters of it link text),
+    before the text's start, is its lead: no text, media or code, or
+    :data:`MIN_LEAD_WORDS` words under half link text."""
     if not text or next(block.iter(*_MEDIA, *_CODE), None) is not None:
         return True
-    return _words(text) >= MIN_LEAD_WORDS and _link_length(block) < 0.5 * len(text)
+    return _words(text) >= MIN_LEAD_WORDS and links < 0.5 * len(text)
+
+
+def _holds_blocks(element: lxml.html.HtmlElement) -> bool:
+    """Whether a child of ``element`` is a block (:data:`BLOCKS`): a container to look into."""
+    return any(isinstance(child.tag, str) and child.tag in BLOCKS for child in element)
 
 
 def _box_of_sentences(block: lxml.html.HtmlElement, boxes: dict | None = None) -> bool:
@@ -290,18 +306,17 @@ def _box_of_sentences(block: lxml.html.HtmlElement, boxes: dict | None = None) -
     ``boxes``: what was found for each container of an earlier call's subtree (filled
     here), so that asking it of nested containers one by one reads each element once."""
     boxes = {} if boxes is None else boxes
-    stack = [(block, False)]
+    stack: list[tuple] = [(block, None)]
     while stack:  # children before their parent: (no disqualifier inside, a sentence found)
-        element, judged = stack.pop()
+        element, children = stack.pop()
         if element in boxes:
             continue
-        children = [child for child in element if isinstance(child.tag, str) and child.tag in BLOCKS]
-        if len(children) > 1 and children[0].tag == "p":
-            children = children[1:]  # the box's label
-        boxes_inside = [c for c in children if c.tag != "p" and c.tag not in _HEADINGS and c.tag not in _WHOLE]
-        if not judged:
-            stack.append((element, True))
-            stack.extend((child, False) for child in boxes_inside if child not in boxes)
+        if children is None:  # first visit: its boxes inside are judged first
+            children = [child for child in element if isinstance(child.tag, str) and child.tag in BLOCKS]
+            if len(children) > 1 and children[0].tag == "p":
+                children = children[1:]  # the box's label
+            stack.append((element, children))
+            stack.extend((c, None) for c in children if c.tag != "p" and c.tag not in _HEADINGS and c.tag not in _WHOLE)
             continue
         fits, found = True, False
         for child in children:
