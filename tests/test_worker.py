@@ -8,6 +8,7 @@ import queue
 import re
 import socket
 import threading
+import time
 
 import pytest
 
@@ -119,12 +120,17 @@ def test_html_page_record_edges_and_discovered(make):
     h = make({"/": Route(INDEX)})
     u = h.site.url
     h.table.claim(u("/claimed-before"))
+    before = time.monotonic()
     done = h.run("/")
+    after = time.monotonic()
 
     [record] = h.records()
     # the origin was told free once the body was read, before the page was parsed
     assert [(e.worker_id, e.url, e.status) for e in h.exchanged] == [(0, u("/"), 200)]
-    assert 0 <= h.exchanged[0].latency_s < WAIT_S
+    [exchanged] = h.exchanged
+    assert 0 <= exchanged.latency_s < WAIT_S
+    # the body was read at ended_at, on the dispatcher's clock, one latency after the start
+    assert before <= exchanged.ended_at - exchanged.latency_s <= exchanged.ended_at <= after
     assert done == TaskDone(
         0,
         u("/"),

@@ -602,13 +602,17 @@ class Dispatcher:
         self.scheduler.refresh(origin)
 
     def _exchanged(self, message: Exchanged, now: float) -> None:
-        """A page's exchange ended: its origin may take the next request now."""
+        """A page's exchange ended: its origin may take its next request once the delay
+        has run from the end of this exchange (when the fetcher read the body, not when
+        this message arrived: the gap the server sees is the delay, not the delay plus
+        the message's trip and its wait here)."""
         key = (KIND_PAGE, message.url)
         self.pool.exchanged(message.url, now)
         if key in self.pool.owner and key not in self._released:
             self._released.add(key)
             origin = origin_of(message.url)
-            self.politeness.finished(origin, now, None, message.latency_s, message.status)
+            ended = now if message.ended_at is None else min(now, message.ended_at)
+            self.politeness.finished(origin, ended, None, message.latency_s, message.status)
             self.scheduler.refresh(origin)
 
     def _finished(

@@ -187,12 +187,16 @@ class Exchanged:
         url: the task's URL (a :data:`KIND_PAGE` task).
         latency_s: as :attr:`TaskDone.latency_s`.
         status: the final response's HTTP status.
+        ended_at: when the body was read, in ``time.monotonic()`` seconds of the
+            fetcher, which runs on the dispatcher's machine (the clock is the same
+            system-wide one); ``None``: the dispatcher takes the time it read this.
     """
 
     worker_id: int
     url: str
     latency_s: float
     status: int
+    ended_at: float | None = None
 
 
 for _cls in (FetchTask, TaskDone, Exchanged):

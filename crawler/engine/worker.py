@@ -265,9 +265,10 @@ class PageProcessor:
         if response.location is not None:
             return self._redirect(task, response, jar)
         if response.status == 304 and sent and prior is not None and prior.record is not None:
-            latency = time.monotonic() - started
+            ended = time.monotonic()
+            latency = ended - started
             if self.notify is not None:  # the origin is free while the record is written and settled
-                self.notify(Exchanged(self.worker_id, task.url, latency, response.status))
+                self.notify(Exchanged(self.worker_id, task.url, latency, response.status, ended))
             return dataclasses.replace(self._unchanged(task, response, prior.record), latency_s=latency)
         if response.status >= 400:
             reason = f"http {response.status}"
@@ -283,9 +284,10 @@ class PageProcessor:
             return self._fail(task, reason, response)
         if not is_html_response(response.content_type, response.body):
             return self._finish(task, NON_HTML, response, self._map_fields(NON_HTML, response), ())
-        latency = time.monotonic() - started
+        ended = time.monotonic()
+        latency = ended - started
         if self.notify is not None:  # the origin is free while the page is parsed
-            self.notify(Exchanged(self.worker_id, task.url, latency, response.status))
+            self.notify(Exchanged(self.worker_id, task.url, latency, response.status, ended))
         return dataclasses.replace(self._page(task, response), latency_s=latency)
 
     def _robots(self, task: FetchTask, client: HttpClient) -> TaskDone:
