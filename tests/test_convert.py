@@ -184,7 +184,46 @@ FRAGMENTS = [
         "a custom element is not code",
         "x\n\nUse \\`x\\` and 1. more",
     ),
+    (
+        "<div><label><p>Will be displayed</p></label><label><p>Will not be displayed</p></label></div>",
+        "paragraphs in labels stay apart",
+        "Will be displayed\n\nWill not be displayed",
+    ),
+    (
+        "<p>a</p><code><pre>x = 1\n\ny = 2</pre></code><p>b</p>",
+        "a code block in code",
+        "a\n\n```\nx = 1\n\ny = 2\n```\n\nb",
+    ),
+    (
+        '<pre><code class="language-python"><div>x = 1</div></code></pre>',
+        "a code block keeps its language",
+        "```python\nx = 1\n```",
+    ),
+    (
+        '<figure>© Aton\n<picture><source srcset="a.webp">\n<img src="a.jpg" alt="Segundo viaje"></picture></figure>',
+        "a figure's text apart from its image",
+        "© Aton ![Segundo viaje](http://x.test/dir/a.jpg)",
+    ),
+    (
+        "<p><ruby>痴漢<rp>（</rp><rt>ちかん</rt><rp>）</rp></ruby>です</p>",
+        "a ruby's own parentheses",
+        "痴漢（ちかん）です",
+    ),
+    (
+        "<section><caption>An iPhone - small.<br><br><em>Image credit</em></caption></section>",
+        "a caption outside a table is no emphasis",
+        "An iPhone - small.  \n\n*Image credit*",
+    ),
 ]
+
+#: Phrasing elements (HTML standard 3.2.5.2.5, and obsolete ones still found). Aside: ``a``,
+#: a link around blocks stays one link (its words stay apart, its blocks run into one
+#: line), and ``q``, whose quotation marks the check reads as words of their own.
+PHRASING = (
+    *("abbr", "b", "bdi", "bdo", "cite", "code", "data", "dfn", "em", "i", "kbd", "mark", "s", "samp"),
+    *("small", "strong", "sub", "sup", "time", "u", "var", "del", "ins", "label", "output", "font", "big"),
+    *("strike", "tt", "nobr", "acronym"),
+)
 
 
 def test_the_default_is_html_to_markdown_and_html2text_is_still_there():
@@ -206,6 +245,24 @@ def test_the_fragment_keeps_what_a_reader_reads_and_what_markdown_can_say(html, 
     conversion = convert(fragment, BASE)
     assert conversion == Conversion(markdown, HTML_TO_MARKDOWN, None)
     assert compare(fragment, conversion.markdown, BASE).text_exact
+
+
+@pytest.mark.parametrize("tag", PHRASING)
+@pytest.mark.parametrize("block", ["p", "div", "h3", "blockquote"])
+def test_blocks_inside_a_phrasing_element_keep_their_words_apart(tag, block):
+    # html-to-markdown 3.21 wrote <label><p>one</p></label><label><p>two</p></label> as "onetwo"
+    html = f"<div><{tag}><{block}>one</{block}></{tag}><{tag}><{block}>two</{block}></{tag}></div>"
+    fragment = main_content(f"<html><body><main>{html}</main></body></html>")
+    assert fragment is not None
+    markdown = convert(fragment, BASE).markdown
+    assert compare(fragment, markdown, BASE).text_exact, markdown
+    assert "one\n" in markdown, markdown  # a block's end is a line's
+
+
+def test_a_ruby_without_fallback_parentheses_keeps_the_converters():
+    # no rp: html-to-markdown's base(annotation), not the text content's "子こども" (see fragment._RUBY)
+    fragment = main_content("<html><body><main><p><ruby>子<rt>こ</rt></ruby>ども</p></main></body></html>")
+    assert convert(fragment, BASE).markdown == "子(こ)ども"
 
 
 def test_the_tidy_steps_and_escapes_take_time_in_proportion_to_the_page():

@@ -67,7 +67,14 @@ The steps, each a rule a reader of the Markdown would ask for:
    The whitespace at the ends of the emphasis that stays is moved outside it
    (html2text strips it: ``a<b> bold</b>`` gave ``a**bold**``).
    A ``figcaption`` becomes a ``div``: html-to-markdown writes a caption in emphasis,
-   which its line breaks and inner emphasis break.
+   which its line breaks and inner emphasis break; so does a ``caption`` outside a
+   ``table``.
+6. **Blocks and words stay apart where html-to-markdown runs them together**: a phrasing
+   element it writes inline (:data:`_INLINE_ONLY`) and that holds a block is unwrapped,
+   outside ``pre`` (``<label><p>a</p></label><label><p>b</p></label>`` gave ``ab``;
+   ``<code><pre>`` gave broken code spans for a fenced block); a ``figure`` becomes a
+   ``div`` (the converter glued the figure's text to its image); a ``ruby`` with ``rp``
+   fallback parentheses is unwrapped with its parts (:data:`_RUBY`).
 
 Raises nothing; the fragment's text, apart from what steps 0 to 2 drop, is unchanged
 (a link or block inside ``pre`` is unwrapped whatever else it is, so code keeps every
@@ -112,6 +119,16 @@ DROPPED = (
     *("select", "textarea", "noscript", "template"),
 )
 _EMPHASIS = ("b", "strong", "em", "i")
+#: Step 6: phrasing elements html-to-markdown writes inline, as their content alone, as
+#: emphasis, strikethrough or a code span, whatever they hold (HTML standard 3.2.5.2.5:
+#: they hold phrasing content only; a page that puts a block in one gets its blocks run
+#: together, ``<label><p>a</p></label><label><p>b</p></label>`` as ``ab``).
+_INLINE_ONLY = ("abbr", "mark", "label", "dfn", "var", "s", "del", "strike", "code", "kbd", "samp", "tt")
+#: Step 6: a ``ruby`` with ``rp`` fallback parentheses keeps its text in document order
+#: (its base, then the parentheses around its annotation: what a browser without ruby
+#: shows); html-to-markdown wrote ``base(annotation)``, dropping the page's own, often
+#: full-width, parentheses. One without ``rp`` stays the converter's ``base(annotation)``.
+_RUBY = ("rb", "rt", "rp", "rtc")
 #: What a pipe table's cell cannot hold (a row is one line): a table with one of these
 #: in a cell is for layout.
 _CELL_BLOCKS = ("ul", "ol", "dl", "pre", "blockquote", "table", "h1", "h2", "h3", "h4", "h5", "h6")
@@ -173,14 +190,22 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for code in fragment.iter("pre", *_CODE_SPANS):  # None: unwrapped
         inside = _IN_PRE if code.tag == "pre" else _EMPHASIS
         edits.update(dict.fromkeys(inner for inner in code.iter(*inside) if inner is not code))
+    for element in fragment.iter(*_INLINE_ONLY):  # step 6
+        if len(element) and _holds_block(element) and element not in edits and not _inside_pre(element):
+            edits[element] = None
+    for ruby in [ruby for ruby in fragment.iter("ruby") if next(ruby.iter("rp"), None) is not None]:
+        lxml.etree.strip_tags(ruby, *_RUBY)
+        edits[ruby] = None
     for table in fragment.iter("table"):
         if any(block is not table for block in table.iter(*_CELL_BLOCKS)) or _columns(table):
             _flatten(table)
         elif table.get("border") is not None and _data_grid(table):
             del table.attrib["border"]  # a table of data: not a list (step 4)
-    for element in list(fragment.iter(*_EMPHASIS, "figcaption")):  # line breaks move out of them
-        if element.tag == "figcaption":  # the converter writes a caption in emphasis
-            element.tag = "div"
+    for element in list(fragment.iter(*_EMPHASIS, "figcaption", "figure", "caption")):  # line breaks move out
+        if element.tag == "caption" and _in_table(element):
+            continue
+        if element.tag in ("figcaption", "figure", "caption"):  # the converter writes a caption in emphasis
+            element.tag = "div"  # (step 5), and glues a figure's text to its image (step 6)
         elif element in edits:  # in code, unwrapped already
             continue
         elif _holds_block(element) or not _breaks_outside(element) or not _flanking(element):
@@ -337,6 +362,19 @@ def _whitespace_outside(element: lxml.html.HtmlElement) -> None:
 
 def _holds_block(element: lxml.html.HtmlElement) -> bool:
     return len(element) > 0 and next(element.iter(*_BLOCKS), None) is not None
+
+
+def _in_table(caption: lxml.html.HtmlElement) -> bool:
+    """Whether ``caption`` is a table's (HTML standard 4.9.2); one elsewhere is a parse
+    error that lxml keeps as an element, which html-to-markdown wrote in emphasis."""
+    parent = caption.getparent()
+    return parent is not None and parent.tag == "table"
+
+
+def _inside_pre(element: lxml.html.HtmlElement) -> bool:
+    """Whether ``element`` is in a ``pre``: a code block's ``code`` keeps its language
+    class, whatever step 3 unwraps in it."""
+    return any(ancestor.tag == "pre" for ancestor in element.iterancestors())
 
 
 def _breaks_outside(element: lxml.html.HtmlElement) -> bool:
