@@ -180,6 +180,11 @@ FRAGMENTS = [
     ),
     ("<p>a ~~x y~~ b ~~~ c ~ d</p>", "tildes in text are no strikethrough", "a \\~~x y\\~~ b \\~\\~~ c ~ d"),
     (
+        '<p>Wow!<a href="/x">more</a>, hi!<b>b</b> and <a href="/y">y!</a><img src="i.png" alt="i"></p>',
+        "a link after a bang is no image",
+        "Wow\\![more](http://x.test/x), hi!**b** and [y!](http://x.test/y)![i](http://x.test/dir/i.png)",
+    ),
+    (
         "<code-example>x</code-example><p>Use `x` and\n1. more</p>",
         "a custom element is not code",
         "x\n\nUse \\`x\\` and 1. more",
@@ -308,6 +313,8 @@ def test_html2text_says_what_the_html_says_but_in_code_spans_with_backticks():
     )
     assert fragment is not None
     assert convert(fragment, BASE, HTML2TEXT).markdown == "a **bold**x *y* z\n\n*class* Flask(*\\_\\_name\\_\\_*)"
+    # a bang before a link is no image's opening in html2text's Markdown either
+    assert convert('<p>Wow!<a href="/x">more</a></p>', BASE, HTML2TEXT).markdown == "Wow\\![more](http://x.test/x)"
 
 
 def test_html2text_keeps_emphasis_whole_beside_line_breaks_links_and_nothing():

@@ -18,6 +18,9 @@ What is marked (:data:`HTML_TO_MARKDOWN`):
   a reference, a link definition (``[foo]: /url`` turns the line into nothing);
 * a ``<`` that a letter, ``/``, ``!`` or ``?`` follows: raw HTML or an autolink;
 * an ``&`` that begins a character reference (``&copy;`` would become ``©``);
+* a ``!`` that a tag follows, escaped where the converter writes a link's ``[`` right
+  after it (``Wow!<a href=x>more</a>`` would be ``Wow![more](x)``: an image, CommonMark
+  6.4, the ``!`` and the link gone);
 * a ``~`` that another follows: ``~~`` opens or closes a strikethrough (GFM 6.5, which
   the Markdown's tables and ``~~`` already assume);
 * the ``.`` or ``)`` of a number that opens an element's text (``19. Oktober``
@@ -79,6 +82,7 @@ _MARKS = {
     "_": "\ufddc",
     "-": "\ufdde",
     "+": "\ufddf",
+    "!": "\ufde0",
 }
 #: Stands for a kept line break while the others become spaces.
 _KEPT_BREAK = "\ufddd"
@@ -90,7 +94,7 @@ _CHARS = {stand_in: unescape(char) for char, stand_in in _MARKS.items()}
 #: a python3.11-doc page than with the number's group first).
 _COMMON = (
     r"`|_(?:(?<![^\W_]_)|(?![^\W_]))|&lt;(?=[A-Za-z/!?])|&amp;(?=#?[A-Za-z0-9]+;)"
-    r"|\ufdd6(?P<number>\s*\d{1,9})[.)](?=[\s\ufdd6]|$)|~(?=~)"
+    r"|\ufdd6(?P<number>\s*\d{1,9})[.)](?=[\s\ufdd6]|$)|~(?=~)|!(?=\ufdd6)"
 )
 #: A bullet or a thematic break's ``-`` (what follows it in the Markdown decides, :func:`unmark`).
 _BULLET = r"[-+](?=-*(?:[\s\ufdd6]|$))"
@@ -138,6 +142,9 @@ _AT_LINE_START = {
     _MARKS["."]: _SPACE_OR_END,
     _MARKS[")"]: _SPACE_OR_END,
 }
+#: The stand-in of a ``!`` that a tag follows: ``Wow!<a href=...>`` would be written
+#: ``Wow![link](...)``, an image (CommonMark 6.4), the ``!`` and the link gone.
+_BANG = _MARKS["!"]
 #: The stand-ins that follow an ordered list item's number.
 _AFTER_NUMBER = frozenset(_MARKS[char] for char in (".", ")"))
 #: What may open a line before a block marker that is the text's: indentation, block
@@ -227,6 +234,8 @@ def _escape(match: re.Match[str], lines: _Lines) -> str:
         run -= 1
     extra = "\\" if (start - run) % 2 else ""  # the bare backslash before it, escaped
     stand_in = match.group()
+    if stand_in == _BANG:  # an image's opening only where the converter's link follows
+        return extra + ("\\!" if markdown.startswith("[", start + 1) else "!")
     rest = _AT_LINE_START.get(stand_in)
     if rest is not None and not (rest.match(lines.plain, start + 1) and lines.opens(start, stand_in in _AFTER_NUMBER)):
         if stand_in != _MARKS["#"] or not lines.closes_heading(start):
