@@ -219,6 +219,21 @@ FRAGMENTS = [
         "a caption outside a table is no emphasis",
         "An iPhone - small.  \n\n*Image credit*",
     ),
+    (
+        '<p><a href="http://r.test/p.htm">http://r.test/p.htm<br>\n</a>Wer eine</p>',
+        "a line break ending a link stays",
+        "<http://r.test/p.htm>  \nWer eine",
+    ),
+    (
+        '<div>Solarstrom speichern<a href="/w"><p>Welcher Speicher?</p></a>Mehr</div>',
+        "a link holding a block apart from the text around it",
+        "Solarstrom speichern  \n[Welcher Speicher?](http://x.test/w)  \nMehr",
+    ),
+    (
+        '<div><b>x</b><a href="/w"><p>W</p></a><i>y</i> <a href="/v"><p>V</p></a> z</div>',
+        "a link holding a block apart from the elements around it",
+        "**x**  \n[W](http://x.test/w)  \n*y* [V](http://x.test/v) z",
+    ),
 ]
 
 #: Phrasing elements (HTML standard 3.2.5.2.5, and obsolete ones still found). Aside: ``a``,

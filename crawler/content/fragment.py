@@ -74,7 +74,9 @@ The steps, each a rule a reader of the Markdown would ask for:
    outside ``pre`` (``<label><p>a</p></label><label><p>b</p></label>`` gave ``ab``;
    ``<code><pre>`` gave broken code spans for a fenced block); a ``figure`` becomes a
    ``div`` (the converter glued the figure's text to its image); a ``ruby`` with ``rp``
-   fallback parentheses is unwrapped with its parts (:data:`_RUBY`).
+   fallback parentheses is unwrapped with its parts (:data:`_RUBY`); the line breaks
+   that end a link move after it, and a link holding a block gets a line break where
+   text touches it (:func:`_link_apart`).
 
 Raises nothing; the fragment's text, apart from what steps 0 to 2 drop, is unchanged
 (a link or block inside ``pre`` is unwrapped whatever else it is, so code keeps every
@@ -196,6 +198,8 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for ruby in [ruby for ruby in fragment.iter("ruby") if next(ruby.iter("rp"), None) is not None]:
         lxml.etree.strip_tags(ruby, *_RUBY)
         edits[ruby] = None
+    for link in [link for link in fragment.iter("a") if len(link) and link not in edits]:
+        _link_apart(link)  # step 6
     for table in fragment.iter("table"):
         if any(block is not table for block in table.iter(*_CELL_BLOCKS)) or _columns(table):
             _flatten(table)
@@ -362,6 +366,46 @@ def _whitespace_outside(element: lxml.html.HtmlElement) -> None:
 
 def _holds_block(element: lxml.html.HtmlElement) -> bool:
     return len(element) > 0 and next(element.iter(*_BLOCKS), None) is not None
+
+
+def _link_apart(link: lxml.html.HtmlElement) -> None:
+    """Step 6 for a link that has children: the line breaks that end its content move
+    after it (html-to-markdown dropped them and glued the next word to the link:
+    ``<a href=u>u<br></a>Wer`` gave ``<u>Wer``); a link holding a block gets a line break
+    where text touches it on either side (a reader sees the block's lines apart, and the
+    converter writes the link inline: ``speichern<a><p>Welcher</p></a>`` gave
+    ``speichern[Welcher](...)``)."""
+    trailing = []
+    while len(link) > 0 and link[-1].tag == "br" and _blank(link[-1].tail):
+        trailing.append(link[-1])
+        link.remove(link[-1])
+    if trailing:
+        tail, link.tail = link.tail, None
+        for line_break in trailing:  # the last break first: each goes right after the link
+            line_break.tail = None
+            link.addnext(line_break)
+        trailing[0].tail = tail
+    if not _holds_block(link):
+        return
+    before, after, parent = link.getprevious(), link.getnext(), link.getparent()
+    text_before = (parent.text if parent is not None else None) if before is None else before.tail
+    if not text_before and before is not None and _inline(before):
+        text_before = text_of(before)
+    if text_before and not text_before[-1].isspace():
+        link.addprevious(link.makeelement("br"))
+    text_after = link.tail or (text_of(after) if after is not None and _inline(after) else None)
+    if text_after and not text_after[0].isspace():
+        line_break = link.makeelement("br")
+        line_break.tail, link.tail = link.tail, None
+        link.addnext(line_break)
+
+
+def _inline(element: lxml.html.HtmlElement | None) -> bool:
+    """Whether ``element`` is an element a converter writes inline (not a block, not a
+    line break, not a comment)."""
+    return (
+        element is not None and isinstance(element.tag, str) and element.tag not in _BLOCK_TAGS and element.tag != "br"
+    )
 
 
 def _in_table(caption: lxml.html.HtmlElement) -> bool:
