@@ -72,11 +72,14 @@ The steps, each a rule a reader of the Markdown would ask for:
 6. **Blocks and words stay apart where html-to-markdown runs them together**: a phrasing
    element it writes inline (:data:`_INLINE_ONLY`) and that holds a block is unwrapped,
    outside ``pre`` (``<label><p>a</p></label><label><p>b</p></label>`` gave ``ab``;
-   ``<code><pre>`` gave broken code spans for a fenced block); a ``figure`` becomes a
-   ``div`` (the converter glued the figure's text to its image); a ``ruby`` with ``rp``
-   fallback parentheses is unwrapped with its parts (:data:`_RUBY`); the line breaks
+   ``<code><pre>`` gave broken code spans for a fenced block), and so is a link holding
+   a ``pre`` (a link's text cannot hold a code block); a ``figure`` becomes a ``div``
+   (the converter glued the figure's text to its image), and, like a caption, before
+   the blocks are read, outside ``pre``; a ``ruby`` whose annotations all have ``rp``
+   fallback parentheses is unwrapped with its parts (:func:`_rubies`); the line breaks
    that end a link move after it, and a link holding a block gets a line break where
-   text touches it (:func:`_link_apart`).
+   text touches it (:func:`_link_apart`). Which elements hold a block, and which are in a
+   ``pre``, is found in one pass each (:func:`_holding`, :func:`_in_pre`).
 
 Raises nothing; the fragment's text, apart from what steps 0 to 2 drop, is unchanged
 (a link or block inside ``pre`` is unwrapped whatever else it is, so code keeps every
@@ -126,10 +129,11 @@ _EMPHASIS = ("b", "strong", "em", "i")
 #: they hold phrasing content only; a page that puts a block in one gets its blocks run
 #: together, ``<label><p>a</p></label><label><p>b</p></label>`` as ``ab``).
 _INLINE_ONLY = ("abbr", "mark", "label", "dfn", "var", "s", "del", "strike", "code", "kbd", "samp", "tt")
-#: Step 6: a ``ruby`` with ``rp`` fallback parentheses keeps its text in document order
-#: (its base, then the parentheses around its annotation: what a browser without ruby
-#: shows); html-to-markdown wrote ``base(annotation)``, dropping the page's own, often
-#: full-width, parentheses. One without ``rp`` stays the converter's ``base(annotation)``.
+#: Step 6: the parts of a ``ruby`` whose every annotation has ``rp`` fallback parentheses beside it,
+#: unwrapped so that it keeps its text in document order (its base, then the parentheses
+#: around its annotation: what a browser without ruby shows); html-to-markdown wrote
+#: ``base(annotation)``, dropping the page's own, often full-width, parentheses. Any other
+#: ruby stays the converter's ``base(annotation)`` (:func:`_rubies`).
 _RUBY = ("rb", "rt", "rp", "rtc")
 #: What a pipe table's cell cannot hold (a row is one line): a table with one of these
 #: in a cell is for layout.
@@ -156,7 +160,7 @@ _BLOCKS = (
 )
 _BLOCK_TAGS = frozenset(_BLOCKS)
 #: What step 3 unwraps inside ``pre``.
-_IN_PRE = ("a", *_BLOCKS, *_EMPHASIS)
+_IN_PRE = ("a", *_BLOCKS, *_EMPHASIS, "caption", "figcaption")  # captions: written in emphasis
 
 
 def prepare(fragment: lxml.html.HtmlElement) -> None:
@@ -192,25 +196,27 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for code in fragment.iter("pre", *_CODE_SPANS):  # None: unwrapped
         inside = _IN_PRE if code.tag == "pre" else _EMPHASIS
         edits.update(dict.fromkeys(inner for inner in code.iter(*inside) if inner is not code))
+    in_pre = _in_pre(fragment)
+    for element in list(fragment.iter("figcaption", "figure", "caption")):  # steps 5 and 6: before blocks are read
+        if element not in in_pre and (element.tag != "caption" or not _in_table(element)):
+            element.tag = "div"
+    holders = _holding(fragment, _BLOCKS)
     for element in fragment.iter(*_INLINE_ONLY):  # step 6
-        if len(element) and _holds_block(element) and element not in edits and not _inside_pre(element):
+        if element in holders and element not in edits and element not in in_pre:
             edits[element] = None
-    for ruby in [ruby for ruby in fragment.iter("ruby") if next(ruby.iter("rp"), None) is not None]:
-        lxml.etree.strip_tags(ruby, *_RUBY)
-        edits[ruby] = None
+    _rubies(fragment, in_pre, edits)
     for link in [link for link in fragment.iter("a") if len(link) and link not in edits]:
-        _link_apart(link)  # step 6
+        if link in holders and next(link.iter("pre"), None) is not None:
+            edits[link] = None  # a link's text cannot hold a code block (step 6)
+        else:
+            _link_apart(link, link in holders)
     for table in fragment.iter("table"):
         if any(block is not table for block in table.iter(*_CELL_BLOCKS)) or _columns(table):
             _flatten(table)
         elif table.get("border") is not None and _data_grid(table):
             del table.attrib["border"]  # a table of data: not a list (step 4)
-    for element in list(fragment.iter(*_EMPHASIS, "figcaption", "figure", "caption")):  # line breaks move out
-        if element.tag == "caption" and _in_table(element):
-            continue
-        if element.tag in ("figcaption", "figure", "caption"):  # the converter writes a caption in emphasis
-            element.tag = "div"  # (step 5), and glues a figure's text to its image (step 6)
-        elif element in edits:  # in code, unwrapped already
+    for element in list(fragment.iter(*_EMPHASIS)):  # line breaks move out of them
+        if element in edits:  # in code, unwrapped already
             continue
         elif _holds_block(element) or not _breaks_outside(element) or not _flanking(element):
             edits[element] = None
@@ -368,7 +374,59 @@ def _holds_block(element: lxml.html.HtmlElement) -> bool:
     return len(element) > 0 and next(element.iter(*_BLOCKS), None) is not None
 
 
-def _link_apart(link: lxml.html.HtmlElement) -> None:
+def _in_pre(fragment: lxml.html.HtmlElement) -> set[lxml.html.HtmlElement]:
+    """The elements inside a ``pre`` of ``fragment`` (each ``pre`` walked once)."""
+    inside: set[lxml.html.HtmlElement] = set()
+    for pre in fragment.iter("pre"):
+        if pre not in inside:
+            inside.update(element for element in pre.iter() if element is not pre)
+    return inside
+
+
+def _holding(fragment: lxml.html.HtmlElement, tags: tuple[str, ...]) -> set[lxml.html.HtmlElement]:
+    """The elements that hold an element named in ``tags`` (at any depth): one walk up
+    from each, stopping where an earlier walk passed, so linear in the page however
+    deep the nesting (a test per element of its subtree was quadratic)."""
+    seen: set[lxml.html.HtmlElement] = set()
+    for found in fragment.iter(*tags):
+        ancestor = found.getparent()
+        while ancestor is not None and ancestor not in seen:
+            seen.add(ancestor)
+            ancestor = ancestor.getparent()
+    return seen
+
+
+def _rubies(
+    fragment: lxml.html.HtmlElement, in_pre: set[lxml.html.HtmlElement], edits: dict[lxml.html.HtmlElement, str | None]
+) -> None:
+    """Step 6 for rubies: one whose every annotation (``rt``) has an ``rp`` beside it
+    (:func:`_parenthesized`), with no ruby inside it and outside ``pre``, is unwrapped with its parts, the
+    whitespace between them gone (ruby layout shows none: a pretty-printed ruby would
+    otherwise read ``漢字 （ かんじ ）``)."""
+    nesting = _holding(fragment, ("ruby",))
+    for ruby in [ruby for ruby in fragment.iter("ruby") if ruby not in nesting and ruby not in in_pre]:
+        annotations = list(ruby.iter("rt"))
+        if not annotations or not all(_parenthesized(annotation) for annotation in annotations):
+            continue
+        ruby.text = ruby.text.strip() if ruby.text else None
+        for part in ruby.iter(*_RUBY):
+            part.text = part.text.strip() if part.text else None
+            part.tail = part.tail.strip() if part.tail else None
+        lxml.etree.strip_tags(ruby, *_RUBY)
+        edits[ruby] = None
+
+
+def _parenthesized(annotation: lxml.html.HtmlElement) -> bool:
+    """Whether the ruby annotation ``annotation`` (an ``rt``) has an ``rp`` right before or
+    right after it, nothing but whitespace between (HTML standard 4.5.11: ``rp`` holds
+    the parentheses shown around an annotation where ruby is not rendered)."""
+    before, after = annotation.getprevious(), annotation.getnext()
+    if before is not None and before.tag == "rp" and _blank(before.tail):
+        return True
+    return after is not None and after.tag == "rp" and _blank(annotation.tail)
+
+
+def _link_apart(link: lxml.html.HtmlElement, holds_block: bool) -> None:
     """Step 6 for a link that has children: the line breaks that end its content move
     after it (html-to-markdown dropped them and glued the next word to the link:
     ``<a href=u>u<br></a>Wer`` gave ``<u>Wer``); a link holding a block gets a line break
@@ -385,7 +443,7 @@ def _link_apart(link: lxml.html.HtmlElement) -> None:
             line_break.tail = None
             link.addnext(line_break)
         trailing[0].tail = tail
-    if not _holds_block(link):
+    if not holds_block:
         return
     before, after, parent = link.getprevious(), link.getnext(), link.getparent()
     text_before = (parent.text if parent is not None else None) if before is None else before.tail
@@ -413,12 +471,6 @@ def _in_table(caption: lxml.html.HtmlElement) -> bool:
     error that lxml keeps as an element, which html-to-markdown wrote in emphasis."""
     parent = caption.getparent()
     return parent is not None and parent.tag == "table"
-
-
-def _inside_pre(element: lxml.html.HtmlElement) -> bool:
-    """Whether ``element`` is in a ``pre``: a code block's ``code`` keeps its language
-    class, whatever step 3 unwraps in it."""
-    return any(ancestor.tag == "pre" for ancestor in element.iterancestors())
 
 
 def _breaks_outside(element: lxml.html.HtmlElement) -> bool:
