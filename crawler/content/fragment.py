@@ -178,7 +178,10 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
         classes = (button.get("class") or "").lower().split()
         if _COPY_CLASSES.intersection(classes) or text_of(button).strip().lower() in _COPY_TEXT:
             edits[button] = ""
+    holding: list[lxml.html.HtmlElement] = []  # links with children: step 6 looks at them
     for link in fragment.iter("a"):  # a Sphinx page's most common element: the cheap tests first
+        if len(link):
+            holding.append(link)
         href = link.get("href")
         class_names = link.get("class") or ""
         if href is None:  # unwrapped, unless a permalink
@@ -196,20 +199,24 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for code in fragment.iter("pre", *_CODE_SPANS):  # None: unwrapped
         inside = _IN_PRE if code.tag == "pre" else _EMPHASIS
         edits.update(dict.fromkeys(inner for inner in code.iter(*inside) if inner is not code))
-    in_pre = _in_pre(fragment)
-    for element in list(fragment.iter("figcaption", "figure", "caption")):  # steps 5 and 6: before blocks are read
+    captions = list(fragment.iter("figcaption", "figure", "caption"))  # steps 5 and 6: before blocks are read
+    inline = [element for element in fragment.iter(*_INLINE_ONLY) if len(element)]  # step 6
+    rubies = list(fragment.iter("ruby"))
+    in_pre = _in_pre(fragment) if captions or inline or rubies else set()
+    for element in captions:
         if element not in in_pre and (element.tag != "caption" or not _in_table(element)):
             element.tag = "div"
-    holders = _holding(fragment, _BLOCKS)
-    for element in fragment.iter(*_INLINE_ONLY):  # step 6
+    holders = _holding_blocks(fragment) if inline else set()
+    for element in inline:
         if element in holders and element not in edits and element not in in_pre:
             edits[element] = None
-    _rubies(fragment, in_pre, edits)
-    for link in [link for link in fragment.iter("a") if len(link) and link not in edits]:
-        if link in holders and next(link.iter("pre"), None) is not None:
-            edits[link] = None  # a link's text cannot hold a code block (step 6)
-        else:
-            _link_apart(link, link in holders)
+    if rubies:
+        _rubies(fragment, rubies, in_pre, edits)
+    for link in holding:
+        # links nest only through a block, and the walk stops at the first: linear in all
+        holds_block = any(element.tag in _BLOCK_TAGS for element in link.iterdescendants())
+        if holds_block or link[-1].tag == "br":
+            _link_apart(link, holds_block, edits)
     for table in fragment.iter("table"):
         if any(block is not table for block in table.iter(*_CELL_BLOCKS)) or _columns(table):
             _flatten(table)
@@ -396,15 +403,32 @@ def _holding(fragment: lxml.html.HtmlElement, tags: tuple[str, ...]) -> set[lxml
     return seen
 
 
+def _holding_blocks(fragment: lxml.html.HtmlElement) -> set[lxml.html.HtmlElement]:
+    """The elements of ``fragment`` that are not blocks and hold one: from each block, a
+    walk up to the first block or to where an earlier walk passed (an inline element
+    holding a block holds one with no block between them), so each element is passed
+    once however deep the nesting."""
+    seen: set[lxml.html.HtmlElement] = set()
+    for block in fragment.iter(*_BLOCKS):
+        ancestor = block.getparent()
+        while ancestor is not None and ancestor.tag not in _BLOCK_TAGS and ancestor not in seen:
+            seen.add(ancestor)
+            ancestor = ancestor.getparent()
+    return seen
+
+
 def _rubies(
-    fragment: lxml.html.HtmlElement, in_pre: set[lxml.html.HtmlElement], edits: dict[lxml.html.HtmlElement, str | None]
+    fragment: lxml.html.HtmlElement,
+    rubies: list[lxml.html.HtmlElement],
+    in_pre: set[lxml.html.HtmlElement],
+    edits: dict[lxml.html.HtmlElement, str | None],
 ) -> None:
     """Step 6 for rubies: one whose every annotation (``rt``) has an ``rp`` beside it
     (:func:`_parenthesized`), with no ruby inside it and outside ``pre``, is unwrapped with its parts, the
     whitespace between them gone (ruby layout shows none: a pretty-printed ruby would
     otherwise read ``漢字 （ かんじ ）``)."""
     nesting = _holding(fragment, ("ruby",))
-    for ruby in [ruby for ruby in fragment.iter("ruby") if ruby not in nesting and ruby not in in_pre]:
+    for ruby in [ruby for ruby in rubies if ruby not in nesting and ruby not in in_pre]:
         annotations = list(ruby.iter("rt"))
         if not annotations or not all(_parenthesized(annotation) for annotation in annotations):
             continue
@@ -426,13 +450,19 @@ def _parenthesized(annotation: lxml.html.HtmlElement) -> bool:
     return after is not None and after.tag == "rp" and _blank(annotation.tail)
 
 
-def _link_apart(link: lxml.html.HtmlElement, holds_block: bool) -> None:
-    """Step 6 for a link that has children: the line breaks that end its content move
-    after it (html-to-markdown dropped them and glued the next word to the link:
+def _link_apart(link: lxml.html.HtmlElement, holds_block: bool, edits: dict[lxml.html.HtmlElement, str | None]) -> None:
+    """Step 6 for a link that has children: one holding a ``pre`` is unwrapped (a link's
+    text cannot hold a code block); the line breaks that end its content move after it
+    (html-to-markdown dropped them and glued the next word to the link:
     ``<a href=u>u<br></a>Wer`` gave ``<u>Wer``); a link holding a block gets a line break
     where text touches it on either side (a reader sees the block's lines apart, and the
     converter writes the link inline: ``speichern<a><p>Welcher</p></a>`` gave
-    ``speichern[Welcher](...)``)."""
+    ``speichern[Welcher](...)``). Nothing for a link step 0 or 2 takes out."""
+    if link in edits:
+        return
+    if holds_block and next(link.iter("pre"), None) is not None:
+        edits[link] = None
+        return
     trailing = []
     while len(link) > 0 and link[-1].tag == "br" and _blank(link[-1].tail):
         trailing.append(link[-1])
