@@ -129,6 +129,13 @@ _EMPHASIS = ("b", "strong", "em", "i")
 #: they hold phrasing content only; a page that puts a block in one gets its blocks run
 #: together, ``<label><p>a</p></label><label><p>b</p></label>`` as ``ab``).
 _INLINE_ONLY = ("abbr", "mark", "label", "dfn", "var", "s", "del", "strike", "code", "kbd", "samp", "tt")
+_HEADINGS = frozenset(("h1", "h2", "h3", "h4", "h5", "h6"))
+#: Of those, the ones written as markup (emphasis, strikethrough, a code span): around
+#: blocks that hold no block, they move into each of them instead (:func:`_into_blocks`).
+_WRITES_MARKUP = frozenset(("dfn", "var", "s", "del", "strike", "code", "kbd", "samp", "tt"))
+#: The most descendants of a link step 6 reads (:func:`_link_apart`): past them, or past
+#: a link inside it, a link is left as it is, so the work stays linear in the page.
+LINK_WALK = 64
 #: Step 6: the parts of a ``ruby`` whose every annotation has ``rp`` fallback parentheses beside it,
 #: unwrapped so that it keeps its text in document order (its base, then the parentheses
 #: around its annotation: what a browser without ruby shows); html-to-markdown wrote
@@ -204,19 +211,21 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     rubies = list(fragment.iter("ruby"))
     in_pre = _in_pre(fragment) if captions or inline or rubies else set()
     for element in captions:
-        if element not in in_pre and (element.tag != "caption" or not _in_table(element)):
-            element.tag = "div"
+        if element in in_pre or (element.tag == "caption" and _in_table(element)):
+            continue
+        if element.tag != "figure" or next(element.iter("blockquote"), None) is None:
+            element.tag = "div"  # a figure holding a quotation stays: a div after a quotation joins the two
     holders = _holding_blocks(fragment) if inline else set()
     for element in inline:
         if element in holders and element not in edits and element not in in_pre:
+            if element.tag in _WRITES_MARKUP:
+                _into_blocks(element)  # its strikethrough or code span stays, block by block, if it can
             edits[element] = None
     if rubies:
         _rubies(fragment, rubies, in_pre, edits)
     for link in holding:
-        # links nest only through a block, and the walk stops at the first: linear in all
-        holds_block = any(element.tag in _BLOCK_TAGS for element in link.iterdescendants())
-        if holds_block or link[-1].tag == "br":
-            _link_apart(link, holds_block, edits)
+        if link not in edits:
+            _link_apart(link, edits)
     for table in fragment.iter("table"):
         if any(block is not table for block in table.iter(*_CELL_BLOCKS)) or _columns(table):
             _flatten(table)
@@ -425,44 +434,59 @@ def _rubies(
 ) -> None:
     """Step 6 for rubies: one whose every annotation (``rt``) has an ``rp`` beside it
     (:func:`_parenthesized`), with no ruby inside it and outside ``pre``, is unwrapped with its parts, the
-    whitespace between them gone (ruby layout shows none: a pretty-printed ruby would
-    otherwise read ``漢字 （ かんじ ）``)."""
+    line breaks and indentation between them gone (ruby layout shows none: a
+    pretty-printed ruby would otherwise read ``漢字 （ かんじ ）``)."""
     nesting = _holding(fragment, ("ruby",))
     for ruby in [ruby for ruby in rubies if ruby not in nesting and ruby not in in_pre]:
         annotations = list(ruby.iter("rt"))
         if not annotations or not all(_parenthesized(annotation) for annotation in annotations):
             continue
-        ruby.text = ruby.text.strip() if ruby.text else None
+        ruby.text = _trim_breaks(ruby.text)
         for part in ruby.iter(*_RUBY):
-            part.text = part.text.strip() if part.text else None
-            part.tail = part.tail.strip() if part.tail else None
+            part.text, part.tail = _trim_breaks(part.text), _trim_breaks(part.tail)
         lxml.etree.strip_tags(ruby, *_RUBY)
         edits[ruby] = None
 
 
 def _parenthesized(annotation: lxml.html.HtmlElement) -> bool:
-    """Whether the ruby annotation ``annotation`` (an ``rt``) has an ``rp`` right before or
-    right after it, nothing but whitespace between (HTML standard 4.5.11: ``rp`` holds
-    the parentheses shown around an annotation where ruby is not rendered)."""
+    """Whether the ruby annotation ``annotation`` (an ``rt``) has an ``rp`` right before
+    and right after it, nothing but whitespace between (HTML standard 4.5.11: ``rp``
+    holds the parentheses shown around an annotation where ruby is not rendered; one on
+    a side only would leave a parenthesis open in the text)."""
     before, after = annotation.getprevious(), annotation.getnext()
-    if before is not None and before.tag == "rp" and _blank(before.tail):
-        return True
-    return after is not None and after.tag == "rp" and _blank(annotation.tail)
+    return (
+        before is not None
+        and before.tag == "rp"
+        and _blank(before.tail)
+        and after is not None
+        and after.tag == "rp"
+        and _blank(annotation.tail)
+    )
 
 
-def _link_apart(link: lxml.html.HtmlElement, holds_block: bool, edits: dict[lxml.html.HtmlElement, str | None]) -> None:
-    """Step 6 for a link that has children: one holding a ``pre`` is unwrapped (a link's
-    text cannot hold a code block); the line breaks that end its content move after it
-    (html-to-markdown dropped them and glued the next word to the link:
-    ``<a href=u>u<br></a>Wer`` gave ``<u>Wer``); a link holding a block gets a line break
-    where text touches it on either side (a reader sees the block's lines apart, and the
-    converter writes the link inline: ``speichern<a><p>Welcher</p></a>`` gave
-    ``speichern[Welcher](...)``). Nothing for a link step 0 or 2 takes out."""
-    if link in edits:
-        return
-    if holds_block and next(link.iter("pre"), None) is not None:
-        edits[link] = None
-        return
+def _trim_breaks(text: str | None) -> str | None:
+    """``text`` without the whitespace at either end that holds a line break (a
+    pretty-printed ruby's indentation; a space between two words stays)."""
+    if not text:
+        return text
+    start, end = len(text) - len(text.lstrip()), len(text.rstrip())
+    if "\n" in text[:start] or "\r" in text[:start]:
+        text, end = text[start:], end - start
+    if "\n" in text[end:] or "\r" in text[end:]:
+        text = text[:end]
+    return text or None
+
+
+def _link_apart(link: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, str | None]) -> None:
+    """Step 6 for a link that has children: the line breaks that end its content move
+    after it (html-to-markdown dropped them and glued the next word to the link:
+    ``<a href=u>u<br></a>Wer`` gave ``<u>Wer``); one holding a ``pre`` is unwrapped (a
+    link's text cannot hold a code block); one holding another block gets a line break
+    where text or an inline element touches it on either side, outside a heading (a
+    reader sees the block's lines apart, and the converter writes the link inline:
+    ``speichern<a><p>Welcher</p></a>`` gave ``speichern[Welcher](...)``; a heading is one
+    line). Blocks are looked for among the first :data:`LINK_WALK` descendants only, and
+    not in a link that holds a link."""
     trailing = []
     while len(link) > 0 and link[-1].tag == "br" and _blank(link[-1].tail):
         trailing.append(link[-1])
@@ -473,7 +497,16 @@ def _link_apart(link: lxml.html.HtmlElement, holds_block: bool, edits: dict[lxml
             line_break.tail = None
             link.addnext(line_break)
         trailing[0].tail = tail
-    if not holds_block:
+    blocks: set[str] = set()
+    for count, element in enumerate(link.iterdescendants()):
+        if count == LINK_WALK or element.tag == "a":
+            return
+        if element.tag in _BLOCK_TAGS:
+            blocks.add(element.tag)
+    if "pre" in blocks:
+        edits[link] = None
+        return
+    if not blocks or any(isinstance(a.tag, str) and a.tag in _HEADINGS for a in link.iterancestors()):
         return
     before, after, parent = link.getprevious(), link.getnext(), link.getparent()
     text_before = (parent.text if parent is not None else None) if before is None else before.tail
@@ -486,6 +519,31 @@ def _link_apart(link: lxml.html.HtmlElement, holds_block: bool, edits: dict[lxml
         line_break = link.makeelement("br")
         line_break.tail, link.tail = link.tail, None
         link.addnext(line_break)
+
+
+def _into_blocks(element: lxml.html.HtmlElement) -> None:
+    """Move ``element`` (one of :data:`_WRITES_MARKUP`) into each of its children, where
+    it holds nothing but blocks that hold no block (``<del><div>$99</div></del>`` becomes
+    ``<div><del>$99</del></div>``: the strikethrough stays, and so does the block's
+    line); anything else is left for the caller to unwrap. The element itself is left
+    empty of text, to be unwrapped."""
+    children = list(element)
+    if not _blank(element.text) or not all(
+        isinstance(child.tag, str) and child.tag in _BLOCK_TAGS and child.tag != "pre" and _blank(child.tail)
+        for child in children
+    ):
+        return
+    if any(
+        isinstance(inner.tag, str) and inner.tag in _BLOCK_TAGS
+        for child in children
+        for inner in child.iterdescendants()
+    ):
+        return
+    for child in children:
+        inside = element.makeelement(element.tag, dict(element.attrib))
+        inside.text, child.text = child.text, None
+        inside.extend(list(child))
+        child.append(inside)
 
 
 def _inline(element: lxml.html.HtmlElement | None) -> bool:
