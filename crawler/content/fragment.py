@@ -215,7 +215,7 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
             continue
         if element.tag != "figure" or next(element.iter("blockquote"), None) is None:
             element.tag = "div"  # a figure holding a quotation stays: a div after a quotation joins the two
-    holders = _holding_blocks(fragment) if inline else set()
+    holders = _holding(fragment, _BLOCKS, _BLOCK_TAGS) if inline else set()
     for element in inline:
         if element in holders and element not in edits and element not in in_pre:
             if element.tag in _WRITES_MARKUP:
@@ -399,28 +399,19 @@ def _in_pre(fragment: lxml.html.HtmlElement) -> set[lxml.html.HtmlElement]:
     return inside
 
 
-def _holding(fragment: lxml.html.HtmlElement, tags: tuple[str, ...]) -> set[lxml.html.HtmlElement]:
-    """The elements that hold an element named in ``tags`` (at any depth): one walk up
-    from each, stopping where an earlier walk passed, so linear in the page however
-    deep the nesting (a test per element of its subtree was quadratic)."""
+def _holding(
+    fragment: lxml.html.HtmlElement, tags: tuple[str, ...], stop: frozenset[str] = frozenset()
+) -> set[lxml.html.HtmlElement]:
+    """The elements that hold an element named in ``tags`` with no element named in
+    ``stop`` between them: one walk up from each, to the first of ``stop`` or to where an
+    earlier walk passed, so each element is passed once however deep the nesting (a test
+    per element of its subtree was quadratic). With ``stop=_BLOCK_TAGS`` and the blocks:
+    the elements that are not blocks and hold one (an inline element holding a block
+    holds one with no block between them)."""
     seen: set[lxml.html.HtmlElement] = set()
     for found in fragment.iter(*tags):
         ancestor = found.getparent()
-        while ancestor is not None and ancestor not in seen:
-            seen.add(ancestor)
-            ancestor = ancestor.getparent()
-    return seen
-
-
-def _holding_blocks(fragment: lxml.html.HtmlElement) -> set[lxml.html.HtmlElement]:
-    """The elements of ``fragment`` that are not blocks and hold one: from each block, a
-    walk up to the first block or to where an earlier walk passed (an inline element
-    holding a block holds one with no block between them), so each element is passed
-    once however deep the nesting."""
-    seen: set[lxml.html.HtmlElement] = set()
-    for block in fragment.iter(*_BLOCKS):
-        ancestor = block.getparent()
-        while ancestor is not None and ancestor.tag not in _BLOCK_TAGS and ancestor not in seen:
+        while ancestor is not None and ancestor.tag not in stop and ancestor not in seen:
             seen.add(ancestor)
             ancestor = ancestor.getparent()
     return seen
@@ -487,16 +478,7 @@ def _link_apart(link: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, 
     ``speichern<a><p>Welcher</p></a>`` gave ``speichern[Welcher](...)``; a heading is one
     line). Blocks are looked for among the first :data:`LINK_WALK` descendants only, and
     not in a link that holds a link."""
-    trailing = []
-    while len(link) > 0 and link[-1].tag == "br" and _blank(link[-1].tail):
-        trailing.append(link[-1])
-        link.remove(link[-1])
-    if trailing:
-        tail, link.tail = link.tail, None
-        for line_break in trailing:  # the last break first: each goes right after the link
-            line_break.tail = None
-            link.addnext(line_break)
-        trailing[0].tail = tail
+    _breaks_after(link, keep_whitespace=False)
     blocks: set[str] = set()
     for count, element in enumerate(link.iterdescendants()):
         if count == LINK_WALK or element.tag == "a":
@@ -585,6 +567,16 @@ def _breaks_outside(element: lxml.html.HtmlElement) -> bool:
             if content_before and breaks >= 2:
                 return False
             content_before, breaks = 1, 0
+    moved = _breaks_after(element, keep_whitespace=True)
+    if moved:
+        del pieces[len(pieces) - moved :]  # they were its last pieces
+    return not pieces or (pieces[0] is not None and pieces[-1] is not None)
+
+
+def _breaks_after(element: lxml.html.HtmlElement, keep_whitespace: bool) -> int:
+    """Move the line breaks that end ``element``'s content (only whitespace after each)
+    right after it, in order, its tail after them; how many moved. ``keep_whitespace``:
+    the whitespace after each break stays (else it goes)."""
     trailing = []
     while len(element) > 0 and element[-1].tag == "br" and _blank(element[-1].tail):
         trailing.append(element[-1])
@@ -592,10 +584,11 @@ def _breaks_outside(element: lxml.html.HtmlElement) -> bool:
     if trailing:
         tail, element.tail = element.tail, None
         for line_break in trailing:  # the last break first: each goes right after the element
+            if not keep_whitespace:
+                line_break.tail = None
             element.addnext(line_break)
         trailing[0].tail = (trailing[0].tail or "") + (tail or "") or None
-        del pieces[len(pieces) - len(trailing) :]  # they were its last pieces
-    return not pieces or (pieces[0] is not None and pieces[-1] is not None)
+    return len(trailing)
 
 
 def _blank(text: str | None) -> bool:
