@@ -265,10 +265,7 @@ class PageProcessor:
         if response.location is not None:
             return self._redirect(task, response, jar)
         if response.status == 304 and sent and prior is not None and prior.record is not None:
-            ended = time.monotonic()
-            latency = ended - started
-            if self.notify is not None:  # the origin is free while the record is written and settled
-                self.notify(Exchanged(self.worker_id, task.url, latency, response.status, ended))
+            latency = self._exchange_over(task, response.status, started)  # free while the record is written
             return dataclasses.replace(self._unchanged(task, response, prior.record), latency_s=latency)
         if response.status >= 400:
             reason = f"http {response.status}"
@@ -284,11 +281,17 @@ class PageProcessor:
             return self._fail(task, reason, response)
         if not is_html_response(response.content_type, response.body):
             return self._finish(task, NON_HTML, response, self._map_fields(NON_HTML, response), ())
-        ended = time.monotonic()
-        latency = ended - started
-        if self.notify is not None:  # the origin is free while the page is parsed
-            self.notify(Exchanged(self.worker_id, task.url, latency, response.status, ended))
+        latency = self._exchange_over(task, response.status, started)  # free while the page is parsed
         return dataclasses.replace(self._page(task, response), latency_s=latency)
+
+    def _exchange_over(self, task: FetchTask, status: int, started: float) -> float:
+        """Tell the dispatcher that the exchange of ``task`` (begun at ``started``,
+        monotonic seconds) is over, with the time it ended, so its origin may take the
+        next request while this one is written; return its latency in seconds."""
+        ended = time.monotonic()
+        if self.notify is not None:
+            self.notify(Exchanged(self.worker_id, task.url, ended - started, status, ended))
+        return ended - started
 
     def _robots(self, task: FetchTask, client: HttpClient) -> TaskDone:
         """Fetch the robots.txt of the origin ``task.url`` (or, for a
