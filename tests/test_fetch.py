@@ -392,6 +392,50 @@ def test_configured_user_agent_is_sent():
     assert _header(raw.requests[0], "User-Agent") == "TestBot/9.9"
 
 
+def _head_lines(request: bytes) -> list[str]:
+    """The request line and header fields, the Host field's port left out."""
+    lines = request.decode("latin-1").split("\r\n")
+    return [line if not line.startswith("Host:") else line.rsplit(":", 1)[0] for line in lines]
+
+
+def test_request_heads_carry_the_session_headers_then_the_requests_own(tmp_path, monkeypatch):
+    """The exact heads, as requests' ``Session.prepare_request`` builds them: the
+    session's fields in order, a request's own fields replacing or following them, a
+    ``~/.netrc`` entry for the host as Basic credentials, no body framing on GET/HEAD."""
+    netrc = tmp_path / "netrc"
+    netrc.write_text("machine 127.0.0.1 login u password p\n")
+    netrc.chmod(0o600)
+    common = [
+        "Host: 127.0.0.1",
+        f"User-Agent: {DEFAULT_USER_AGENT}",
+        "Accept-Encoding: gzip, deflate, br, zstd",
+    ]
+    with RawServer(_ok) as raw:
+        http = client()
+        http.get(raw.url("/a"))
+        http.get(raw.url("/a"), headers={"Accept": "text/plain", "If-None-Match": '"x"'})
+        http.head(raw.url("/h"))
+        monkeypatch.setenv("NETRC", str(netrc))
+        client().get(raw.url("/n"))
+    accept = "Accept: text/html,application/xhtml+xml,*/*;q=0.8"
+    assert [_head_lines(r) for r in raw.requests] == [
+        ["GET /a HTTP/1.1", *common, accept, "Connection: keep-alive", "", ""],
+        ["GET /a HTTP/1.1", *common, "Accept: text/plain", "Connection: keep-alive", 'If-None-Match: "x"', "", ""],
+        ["HEAD /h HTTP/1.1", *common, accept, "Connection: keep-alive", "", ""],
+        ["GET /n HTTP/1.1", *common, accept, "Connection: keep-alive", "Authorization: Basic dTpw", "", ""],
+    ]
+
+
+def test_a_header_value_with_a_line_break_is_refused_before_sending():
+    """A validator from a server's ETag holding a line break is never written (header
+    injection): requests' header check raises, and the GET fails as an invalid request."""
+    with RawServer(_ok) as raw:
+        with pytest.raises(FetchError) as info:
+            client().get(raw.url("/a"), headers={"If-None-Match": '"x"\r\nX-Evil: 1'})
+    assert raw.requests == []
+    assert info.value.reason == "http error"
+
+
 def _trickle_close_delimited(conn, server):
     """No Content-Length: the body ends when the server closes. One line every 0.5 s."""
     server.read_head(conn)

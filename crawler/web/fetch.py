@@ -368,7 +368,7 @@ class HttpClient:
         self.timeout = (connect_timeout_s, read_timeout_s)
         self.total_timeout_s = total_timeout_s
         self.max_body_bytes = max_body_bytes
-        self._env_cache: dict[str, dict] = {}
+        self._origin_cache: dict[str, tuple[dict, tuple[str, str] | None]] = {}
         self.on_exchange = on_exchange
 
     @classmethod
@@ -496,13 +496,12 @@ class HttpClient:
     ) -> Response:
         """:meth:`get` without the watchdog; translates every foreign exception."""
         try:
-            prepared = self.session.prepare_request(requests.Request(method, url, headers=headers))
-            prepared.url = url  # already normalized; requests would drop an empty query
+            settings, auth = self._origin_settings(url)
+            prepared = self._prepare(method, url, headers, auth)
             if cookies is not None:
                 header = get_cookie_header(cookies, prepared)  # the jar's policy picks them
                 if header:
                     prepared.headers["Cookie"] = header
-            settings = dict(self._environment_settings(url), stream=True)
             with self.session.send(prepared, allow_redirects=False, timeout=self.timeout, **settings) as resp:
                 if cookies is not None:
                     extract_cookies_to_jar(cookies, prepared, resp.raw)
@@ -548,6 +547,8 @@ class HttpClient:
             raise FetchError("decoding", str(exc)) from exc
         except requests.ConnectionError as exc:
             raise FetchError("connection", str(exc)) from exc
+        except requests.exceptions.InvalidHeader as exc:  # a ValueError, but not about the URL
+            raise FetchError("http error", f"{type(exc).__name__}: {exc}") from exc
         except (
             requests.exceptions.InvalidURL,
             requests.exceptions.InvalidSchema,
@@ -559,16 +560,43 @@ class HttpClient:
         except (requests.RequestException, urllib3.exceptions.HTTPError, OSError) as exc:
             raise FetchError("http error", f"{type(exc).__name__}: {exc}") from exc
 
-    def _environment_settings(self, url: str) -> dict:
-        """requests' per-request environment settings (proxies, ``NO_PROXY``, CA bundle),
-        worked out once per origin: requests reads ``os.environ`` on every call, which
-        cost about a third of a GET's CPU on loopback. The environment does not change
-        during a crawl."""
-        origin = url.split("/", 3)[:3]
-        key = "/".join(origin)
-        settings = self._env_cache.get(key)
+    def _prepare(
+        self, method: str, url: str, headers: Mapping[str, str] | None, auth: tuple[str, str] | None
+    ) -> requests.PreparedRequest:
+        """The request as ``Session.prepare_request`` would build it for this client: the
+        session's headers, then ``headers``; ``auth`` from ``~/.netrc``; no body, no
+        cookie (the session's jar keeps none). Built directly, because requests merges
+        the session's cookies, parameters and hooks anew on every call (about 0.1 ms a
+        GET). The URL is validated by requests but sent as given: it is already
+        normalized (RFC 3986), and requests would drop an empty query.
+
+        Raises:
+            requests.exceptions.InvalidURL, MissingSchema, InvalidHeader: as
+                ``prepare_request`` would.
+        """
+        prepared = requests.PreparedRequest()
+        prepared.prepare_method(method)
+        prepared.prepare_url(url, None)
+        prepared.url = url
+        prepared.prepare_headers({**self.session.headers, **headers} if headers else self.session.headers)
+        prepared.prepare_body(None, None)
+        prepared.prepare_cookies(self.session.cookies)  # keeps none; requests reads a redirect's into it
+        if auth is not None:
+            prepared.prepare_auth(auth, url)
+        return prepared
+
+    def _origin_settings(self, url: str) -> tuple[dict, tuple[str, str] | None]:
+        """requests' per-request environment settings (proxies, ``NO_PROXY``, CA bundle)
+        and the origin's ``~/.netrc`` credentials, worked out once per origin: requests
+        reads ``os.environ`` and stats ``~/.netrc`` on every call, which cost about a
+        third of a GET's CPU on loopback. The environment does not change during a
+        crawl."""
+        key = "/".join(url.split("/", 3)[:3])
+        settings = self._origin_cache.get(key)
         if settings is None:
-            settings = self._env_cache[key] = self.session.merge_environment_settings(url, {}, True, None, None)
+            environment = self.session.merge_environment_settings(url, {}, True, None, None)  # stream=True
+            auth = requests.utils.get_netrc_auth(url) if self.session.trust_env else None
+            settings = self._origin_cache[key] = (environment, auth)
         return settings
 
     def _read_body(self, raw: urllib3.BaseHTTPResponse, cap: int) -> tuple[bytes, bool]:
