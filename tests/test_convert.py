@@ -185,6 +185,18 @@ FRAGMENTS = [
         "Wow\\![more](http://x.test/x), hi!**b** and [y!](http://x.test/y)![i](http://x.test/dir/i.png)",
     ),
     (
+        '<p>Mail <a href="mailto:x[at]y.test">x[at]y.test</a>, <a href="mailto:a~b.test">a~b.test</a>'
+        ' or <a href="mailto:q@y.test">q@y.test</a></p>',
+        "an address that is no e-mail autolink stays a link",
+        "Mail [x[at]y.test](mailto:x[at]y.test), [a~b.test](mailto:a~b.test) or <q@y.test>",
+    ),
+    (
+        '<p><a href="http://x.test/a b">http://x.test/a b</a> <a href="http://x.test/a&gt;b">http://x.test/a&gt;b</a>'
+        ' <a href="http://x.test/c">http://x.test/c</a></p>',
+        "a URL that is no URI autolink stays a link",
+        "[http://x.test/a b](http://x.test/a%20b) [http://x.test/a>b](http://x.test/a>b) <http://x.test/c>",
+    ),
+    (
         "<code-example>x</code-example><p>Use `x` and\n1. more</p>",
         "a custom element is not code",
         "x\n\nUse \\`x\\` and 1. more",
@@ -658,6 +670,22 @@ def test_the_plain_text_keeps_a_page_nested_past_lxmls_limit():
 )
 def test_the_escape_pass_cuts_out_each_code_element_whole(html, pieces):
     assert escapes._split_code(html) == pieces
+
+
+@pytest.mark.parametrize(
+    ("html", "markdown"),
+    [
+        ('<a href="http://x.test/a b">http://x.test/a b</a>', "[http://x.test/a b](<http://x.test/a b>)"),
+        ('<a href="http://x.test/a&lt;b">http://x.test/a&lt;b</a>', "[http://x.test/a\\<b](http://x.test/a<b)"),
+        ('<a href="mailto:o\'x(at)y.test"><b>o\'x(at)y.test</b></a>', "[**o'x(at)y.test**](mailto:o'x(at)y.test)"),
+        ('<a href="mailto:o\'x@y.test"><b>o\'x@y.test</b></a>', "<o'x@y.test>"),
+        ('<code><a href="mailto:x(at)y">x(at)y</a></code>', "[`x(at)y`](mailto:x(at)y)"),
+        ('<a href="mailto:x(at)y">x(at)y\\</a>', "[x(at)y\\\\](mailto:x(at)y)"),
+        ('<a href="mailto:x(at)y"></a>', "[](mailto:x(at)y)"),
+    ],
+)
+def test_html_to_markdown_writes_an_autolink_only_where_commonmark_reads_one(html, markdown):
+    assert convert(f"<p>{html}</p>", BASE).markdown == markdown
 
 
 _HREF_PIECES = ("/edit/", "/-/edit/", "/blob/", "/_edit", "_sources/", ".rst", ".txt", ".md", "#", "\n", "e", "/", "x")

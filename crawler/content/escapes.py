@@ -23,6 +23,13 @@ What is marked (:data:`HTML_TO_MARKDOWN`):
   6.4, the ``!`` and the link gone);
 * a ``~`` that another follows: ``~~`` opens or closes a strikethrough (GFM 6.5, which
   the Markdown's tables and ``~~`` already assume);
+* the end of a link's text where html-to-markdown would write the link as an autolink
+  that CommonMark does not read as one: it writes ``<text>`` when the text is the
+  ``href``, or the address of a ``mailto:`` one, valid or not (3.21:
+  ``<a href="mailto:x[at]y.de">x[at]y.de</a>`` became the text ``<x[at]y.de>``, the link
+  gone; CommonMark 6.5 reads ``<...>`` as a link only around an absolute URI without
+  spaces or ``<``/``>``, or an e-mail address). Its stand-in makes the text differ, so
+  the link is written ``[text](href)``, and :func:`unmark` drops it;
 * the ``.`` or ``)`` of a number that opens an element's text (``19. Oktober``
   after a tag can start a line, and an ordered list);
 * a ``-``, ``+``, ``#``, ``>`` or ``~~~`` that opens an element's text: a list item, a
@@ -86,7 +93,9 @@ _MARKS = {
 }
 #: Stands for a kept line break while the others become spaces.
 _KEPT_BREAK = "\ufddd"
-_ALL_MARKS = (*_MARKS.values(), _TAG_MARK, _CODE_MARK, _KEPT_BREAK)
+#: Ends the text of a link that must not be written as an autolink; dropped by :func:`unmark`.
+_NOT_AUTOLINK = "\ufde1"
+_ALL_MARKS = (*_MARKS.values(), _TAG_MARK, _CODE_MARK, _KEPT_BREAK, _NOT_AUTOLINK)
 _CHARS = {stand_in: unescape(char) for char, stand_in in _MARKS.items()}
 
 #: Each branch opens with a literal character, none in a group or class: then ``re``
@@ -126,7 +135,23 @@ _TAG = re.compile(r"(<[^>]*>)")
 #: The whitespace between two tags that holds a line break: kept as a line break.
 _BETWEEN_TAGS = re.compile(r"\ufdd6[ \t\r\n]*[\r\n][ \t\r\n]*(?=\ufdd6)")
 #: A stand-in in the Markdown.
-_MARKED = re.compile("[" + "".join(_MARKS.values()) + "]")
+_MARKED = re.compile("[" + "".join(_MARKS.values()) + _NOT_AUTOLINK + "]")
+#: A link whose ``href`` could make html-to-markdown write an autolink that CommonMark
+#: does not read as one: a ``mailto:`` URL, or one holding whitespace, a control, ``<``
+#: or ``>`` (as lxml serializes them), with its text up to its end tag.
+_SUSPECT_LINK = re.compile(
+    r"<a\s[^>]*?\bhref=(?:\"(?P<dq>(?:mailto:|[^\"]*?(?:[\s\x00-\x1f]|&lt;|&gt;|&#))[^\"]*)\""
+    r"|'(?P<sq>(?:mailto:|[^']*?(?:[\s\x00-\x1f]|&lt;|&gt;|&#))[^']*)')[^>]*>(?P<text>.*?)(?=</a\s*>)",
+    re.IGNORECASE | re.DOTALL,
+)
+#: What CommonMark 0.31, 6.5 reads between ``<`` and ``>`` as a link: an absolute URI
+#: (a scheme of 2-32 characters, then no space, control, ``<`` or ``>``) or an e-mail
+#: address (the HTML standard's "valid e-mail address").
+_URI_AUTOLINK = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]{1,31}:[^\x00-\x20<>]*")
+_EMAIL_AUTOLINK = re.compile(
+    r"[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~\-]+@[a-zA-Z0-9](?:[a-zA-Z0-9\-]{0,61}[a-zA-Z0-9])?"
+    r"(?:\.[a-zA-Z0-9](?:[a-zA-Z0-9\-]{0,61}[a-zA-Z0-9])?)*"
+)
 #: The stand-ins of block markers: escaped only where they open a line of the Markdown
 #: and what follows makes them markup (in a table cell, after a word or a link's ``[``,
 #: or before a letter, they are text as they are).
@@ -172,7 +197,26 @@ def mark(html: str, escapable: re.Pattern[str] = HTML_TO_MARKDOWN) -> tuple[str,
     text, count = escapable.subn(_stand_in, text)
     parts[0::2] = text.split(_TAG_MARK)
     pieces[0::2] = "".join(parts).split(_CODE_MARK)
-    return "".join(pieces), count > 0
+    html = "".join(pieces)
+    if escapable is HTML_TO_MARKDOWN and _SUSPECT_LINK.search(html):
+        html, guarded = _SUSPECT_LINK.subn(_not_autolink, html)
+        count += html.count(_NOT_AUTOLINK) if guarded else 0
+    return html, count > 0
+
+
+def _not_autolink(match: re.Match[str]) -> str:
+    """The link as it is, with :data:`_NOT_AUTOLINK` ending its text where
+    html-to-markdown would write it as ``<...>`` and CommonMark would not read that as
+    a link."""
+    href = unescape(match.group("dq") if match.group("dq") is not None else match.group("sq"))
+    text = " ".join(unescape(_TAG.sub("", match.group("text"))).split())
+    if text == href:
+        written, valid = href, _URI_AUTOLINK
+    elif href.startswith("mailto:") and text == href[7:]:
+        written, valid = text, _EMAIL_AUTOLINK
+    else:
+        return match.group()
+    return match.group() if valid.fullmatch(written) else match.group() + _NOT_AUTOLINK
 
 
 def _split_code(html: str) -> list[str]:
@@ -216,7 +260,7 @@ def unmark(markdown: str) -> str:
 
 def _as_char(match: re.Match[str]) -> str:
     """The character a stand-in stands for (one for one, so positions hold)."""
-    return _CHARS[match.group()]
+    return _CHARS.get(match.group(), " ")
 
 
 def _stand_in(match: re.Match[str]) -> str:
@@ -228,6 +272,8 @@ def _stand_in(match: re.Match[str]) -> str:
 
 
 def _escape(match: re.Match[str], lines: _Lines) -> str:
+    if match.group() == _NOT_AUTOLINK:
+        return ""
     start, markdown = match.start(), match.string
     run = start
     while run and markdown[run - 1] == "\\":
