@@ -500,6 +500,13 @@ def test_the_fidelity_check_sees_what_a_reader_would_read():
     assert render("| a | b |\n| --- | --- |\n| 1 | 2 |").count("<td>") == 2
 
 
+def test_the_fidelity_check_reads_an_autolink_as_written():
+    html = '<p><a href="https://x.test/%C3%BC">https://x.test/%C3%BC</a> <a href="http://xn--p-0fa.test/">http://xn--p-0fa.test/</a></p>'
+    assert compare(html, "<https://x.test/%C3%BC> <http://xn--p-0fa.test/>", BASE).text_exact
+    decoded = compare(html, "[https://x.test/ü](https://x.test/%C3%BC) <http://xn--p-0fa.test/>", BASE)
+    assert decoded.rendered.words == ["https://x.test/ü", "http://xn--p-0fa.test/"] and not decoded.text_exact
+
+
 #: A spreadsheet saved as HTML: ``border="0"`` and a row whose cell spans the columns.
 SHEET = (
     '<table border="0" cellpadding="0" cellspacing="0" width="545">'

@@ -26,6 +26,11 @@ import lxml.html
 from markdown_it import MarkdownIt
 
 _RENDERER = MarkdownIt("commonmark").enable(["table", "strikethrough"])
+#: An autolink's text is the URI or address as written (CommonMark 0.31, 6.5, and its
+#: reference renderer: ``<https://x/%C3%BC>`` shows ``https://x/%C3%BC``); markdown-it
+#: decodes percent-escapes and punycode in it for display, which would count a page's
+#: ``%C3%BC`` or ``xn--`` as changed.
+_RENDERER.normalizeLinkText = lambda link: link  # type: ignore[method-assign]
 _DROPPED = ("script", "style", "template", "noscript")
 _BLOCKS = (
     "p", "div", "section", "article", "main", "aside", "header", "footer", "nav", "li", "ul", "ol", "dl", "dt", "dd",
