@@ -682,7 +682,7 @@ def test_the_escape_pass_cuts_out_each_code_element_whole(html, pieces):
 @pytest.mark.parametrize(
     ("html", "markdown"),
     [
-        ('<a href="http://x.test/a b">http://x.test/a b</a>', "[http://x.test/a b](<http://x.test/a b>)"),
+        ('<a href="http://x.test/a&gt;b">http://x.test/a&gt;b</a>', "[http://x.test/a>b](http://x.test/a>b)"),
         ('<a href="http://x.test/a&lt;b">http://x.test/a&lt;b</a>', "[http://x.test/a\\<b](http://x.test/a<b)"),
         ('<a href="mailto:o\'x(at)y.test"><b>o\'x(at)y.test</b></a>', "[**o'x(at)y.test**](mailto:o'x(at)y.test)"),
         ('<a href="mailto:o\'x@y.test"><b>o\'x@y.test</b></a>', "<o'x@y.test>"),

@@ -136,12 +136,18 @@ _TAG = re.compile(r"(<[^>]*>)")
 _BETWEEN_TAGS = re.compile(r"\ufdd6[ \t\r\n]*[\r\n][ \t\r\n]*(?=\ufdd6)")
 #: A stand-in in the Markdown.
 _MARKED = re.compile("[" + "".join(_MARKS.values()) + _NOT_AUTOLINK + "]")
-#: A link whose ``href`` could make html-to-markdown write an autolink that CommonMark
-#: does not read as one: a ``mailto:`` URL, or one holding whitespace, a control, ``<``
-#: or ``>`` (as lxml serializes them), with its text up to its end tag.
-_SUSPECT_LINK = re.compile(
-    r"<a\s[^>]*?\bhref=(?:\"(?P<dq>(?:mailto:|[^\"]*?(?:[\s\x00-\x1f]|&lt;|&gt;|&#))[^\"]*)\""
-    r"|'(?P<sq>(?:mailto:|[^']*?(?:[\s\x00-\x1f]|&lt;|&gt;|&#))[^']*)')[^>]*>(?P<text>.*?)(?=</a\s*>)",
+#: An ``href`` value that could make html-to-markdown write an autolink that CommonMark
+#: does not read as one, as lxml serializes it (it percent-encodes whitespace and
+#: controls in a URL attribute, and writes ``<`` and ``>`` as references): a
+#: ``mailto:`` URL, or one holding ``<`` or ``>``. The runs are possessive, so an
+#: ordinary ``href`` costs one scan of its value.
+_SUSPECT_HREF = re.compile(
+    r"""href=(?:"(?:mailto:|[^"&]*+(?:&(?![lg]t;)[^"&]*+)*+&)|'(?:mailto:|[^'&]*+(?:&(?![lg]t;)[^'&]*+)*+&))"""
+)
+#: A link's start tag, with its ``href`` (quoted as lxml quotes it), and its text, up to
+#: its end tag.
+_LINK = re.compile(
+    r"""<a\s[^>]*?\bhref=(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)')[^>]*>(?P<text>.*?)(?=</a\s*>)""",
     re.IGNORECASE | re.DOTALL,
 )
 #: What CommonMark 0.31, 6.5 reads between ``<`` and ``>`` as a link: an absolute URI
@@ -198,25 +204,38 @@ def mark(html: str, escapable: re.Pattern[str] = HTML_TO_MARKDOWN) -> tuple[str,
     parts[0::2] = text.split(_TAG_MARK)
     pieces[0::2] = "".join(parts).split(_CODE_MARK)
     html = "".join(pieces)
-    if escapable is HTML_TO_MARKDOWN and _SUSPECT_LINK.search(html):
-        html, guarded = _SUSPECT_LINK.subn(_not_autolink, html)
-        count += html.count(_NOT_AUTOLINK) if guarded else 0
+    if escapable is HTML_TO_MARKDOWN and _SUSPECT_HREF.search(html):
+        html, guarded = _no_invalid_autolinks(html)
+        count += guarded
     return html, count > 0
 
 
-def _not_autolink(match: re.Match[str]) -> str:
-    """The link as it is, with :data:`_NOT_AUTOLINK` ending its text where
-    html-to-markdown would write it as ``<...>`` and CommonMark would not read that as
-    a link."""
-    href = unescape(match.group("dq") if match.group("dq") is not None else match.group("sq"))
-    text = " ".join(unescape(_TAG.sub("", match.group("text"))).split())
+def _no_invalid_autolinks(html: str) -> tuple[str, int]:
+    """``html`` with :data:`_NOT_AUTOLINK` ending the text of each link that
+    html-to-markdown would write as ``<...>`` where CommonMark would not read that as a
+    link, and how many."""
+    pieces: list[str] = []
+    position = 0
+    for suspect in _SUSPECT_HREF.finditer(html):
+        start = html.rfind("<", position, suspect.start())
+        link = _LINK.match(html, start) if start >= 0 else None
+        if link is None or not _writes_invalid_autolink(link):
+            continue
+        pieces += (html[position : link.end()], _NOT_AUTOLINK)
+        position = link.end()
+    pieces.append(html[position:])
+    return "".join(pieces), len(pieces) // 2
+
+
+def _writes_invalid_autolink(link: re.Match[str]) -> bool:
+    """True if html-to-markdown would write ``link`` as ``<...>`` (its text is the href,
+    or a ``mailto:`` href's address, whitespace collapsed) and CommonMark would not read
+    that as a link."""
+    href = unescape(link.group("dq") if link.group("dq") is not None else link.group("sq"))
+    text = " ".join(unescape(_TAG.sub("", link.group("text"))).split())
     if text == href:
-        written, valid = href, _URI_AUTOLINK
-    elif href.startswith("mailto:") and text == href[7:]:
-        written, valid = text, _EMAIL_AUTOLINK
-    else:
-        return match.group()
-    return match.group() if valid.fullmatch(written) else match.group() + _NOT_AUTOLINK
+        return not _URI_AUTOLINK.fullmatch(href)
+    return href.startswith("mailto:") and text == href[7:] and not _EMAIL_AUTOLINK.fullmatch(text)
 
 
 def _split_code(html: str) -> list[str]:
