@@ -162,6 +162,18 @@ FRAGMENTS = [
     ),
     ("<ul><li><input type=checkbox checked> done</li></ul>", "a task list's box stays", "- [x] done"),
     (
+        '<ul><li><label><input type="checkbox" checked disabled></label> done</li>'
+        "<li><p><input type=checkbox> open</p></li><li><b>k</b> <input type=checkbox> z</li></ul>",
+        "a box that opens a list item through what holds it is a task's",
+        "- [x] done\n\n- [ ] open\n\n- **k** z",
+    ),
+    (
+        "<table><tr><td>Spelling</td><td><input type=checkbox></td></tr></table>"
+        "<p>Sort: <input type=radio name=s checked> new <input type=checkbox> old</p>",
+        "a form's boxes write no text",
+        "| Spelling |  |\n| --- | --- |\n\nSort: new old",
+    ),
+    (
         '<div role="tabpanel"><p>Shown</p></div><div role="tabpanel" hidden><p>Linux steps</p></div>',
         "a closed tab panel is kept",
         "Shown\n\nLinux steps",
@@ -458,6 +470,15 @@ def test_both_converters_read_text_across_spans_as_one_text():
     for converter in CONVERTERS:
         conversion, what, error = page_markdown(page, BASE, converter=converter)
         assert (conversion.markdown, what, error) == ("-h, --help\n\nShow the help.", "main", None)
+
+
+def test_html2text_writes_a_task_lists_boxes_and_no_other():
+    html = (
+        "<ul><li><label><input type=checkbox checked></label> done</li><li><input type=checkbox>open</li></ul>"
+        "<table><tr><td>Spelling</td><td><input type=checkbox></td></tr></table>"
+    )
+    markdown = convert(main_content(f"<html><body><main>{html}</main></body></html>"), BASE, HTML2TEXT).markdown
+    assert markdown == "  * [x] done\n  * [ ] open\n\n| Spelling | |\n| --- | --- |"
 
 
 def test_html2text_writes_no_emphasis_into_code():

@@ -12,8 +12,9 @@ The steps, each a rule a reader of the Markdown would ask for:
    drawing: html-to-markdown writes it as a ``data:`` image, kilobytes of base64),
    ``iframe``, ``object``, ``embed``, ``audio``, ``video``, ``canvas`` (their fallback
    text is for browsers that cannot play them), ``select``, ``textarea`` and ``input``
-   (form controls: an option list is not prose; a checkbox or radio button stays, a task
-   list's ``[x]``), and ``noscript`` and ``template`` (HTML standard 4.12: content for
+   (form controls: an option list is not prose; a checkbox that opens a list item stays,
+   a task list's ``[x]``: html-to-markdown writes ``[ ]`` for one that opens a table
+   cell too, a filter form's box), and ``noscript`` and ``template`` (HTML standard 4.12: content for
    browsers without scripting, and inert content). Text around them stays. Content
    hidden by markup stays: a closed tab panel or a collapsed answer is text a reader
    opens. The ``hidden`` and ``style`` attributes go (HTML standard 6.1 and CSS
@@ -142,6 +143,8 @@ LINK_WALK = 64
 #: ``base(annotation)``, dropping the page's own, often full-width, parentheses. Any other
 #: ruby stays the converter's ``base(annotation)`` (:func:`_rubies`).
 _RUBY = ("rb", "rt", "rp", "rtc")
+#: How many elements up a task list's checkbox may sit in its list item.
+_BOX_WALK = 8
 #: What a pipe table's cell cannot hold (a row is one line): a table with one of these
 #: in a cell is for layout.
 _CELL_BLOCKS = ("ul", "ol", "dl", "pre", "blockquote", "table", "h1", "h2", "h3", "h4", "h5", "h6")
@@ -176,8 +179,8 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     lxml.etree.strip_attributes(fragment, "hidden", "style")  # in C: an XPath took 5x longer
     lxml.etree.strip_tags(fragment, "span")  # in C too; the fragment itself stays
     for element in fragment.iter(*DROPPED, "input"):
-        if element.tag != "input" or (element.get("type") or "").lower() not in ("checkbox", "radio"):
-            edits[element] = ""  # a checkbox or radio button stays: a task list's [x]
+        if element.tag != "input" or not _task_box(element):
+            edits[element] = ""
     for image in fragment.iter("img"):
         if (image.get("src") or "").lstrip()[:5].lower() == "data:":
             edits[image] = image.get("alt") or ""
@@ -245,6 +248,23 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
 #: Endings of an href :data:`_CONTROL_HREF` reads as a source file (``$`` also matches
 #: before a final line feed).
 _SOURCE_ENDINGS = (".rst", ".txt", ".md", ".rst\n", ".txt\n", ".md\n")
+
+
+def _task_box(box: lxml.html.HtmlElement) -> bool:
+    """True if ``box`` is a checkbox that opens a list item (GFM 5.3, a task list
+    item's ``[ ]`` or ``[x]``): no element and no text before it in the item, through
+    the elements that hold it (a ``p``, or a ``label`` as MkDocs writes it)."""
+    if (box.get("type") or "").lower() != "checkbox":
+        return False
+    element = box
+    for _level in range(_BOX_WALK):
+        parent = element.getparent()
+        if parent is None or element.getprevious() is not None or not _blank(parent.text):
+            return False
+        if parent.tag == "li":
+            return True
+        element = parent
+    return False
 
 
 def _may_lead_to_control(href: str) -> bool:

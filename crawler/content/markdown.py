@@ -139,6 +139,10 @@ class CorpusHTML2Text(html2text.HTML2Text):
             super().handle_tag(tag, attrs, start)
             self.space = True
             return
+        if start and tag == "input" and (attrs.get("type") or "").lower() == "checkbox":
+            self.o("[x]" if "checked" in attrs else "[ ]")  # a task list's box: the only ones
+            self.space = True  # crawler.content.fragment.prepare keeps
+            return
         if start and tag == "dd":  # a paragraph: html2text's four spaces make its first line code
             self.current_tag = tag
             self.p()

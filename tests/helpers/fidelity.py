@@ -7,7 +7,8 @@ Used by ``tests/test_convert.py`` and ``bench/fidelity.py``. What a converter dr
 design is dropped from the source first: ``script``, ``style``, ``template`` and
 ``noscript`` elements and HTML comments; an image counts as its ``alt`` text, an inline
 quotation (``q``) as its text in quotation marks (as a browser shows it), and a checkbox
-that opens a list item as a task list's ``[x]`` or ``[ ]``. A heading or a table without
+that opens a list item (nothing before it in the item, through the elements holding it:
+GFM 5.3) as a task list's ``[x]`` or ``[ ]``. A heading or a table without
 words is not counted (nothing in it to keep), and a table counts as its grid (every row
 as wide as the widest, ``colspan`` and ``rowspan`` spread), as a pipe table writes it. Raw HTML
 in the Markdown counts against it (:attr:`Fidelity.raw_html`): a reader renders it as
@@ -103,6 +104,17 @@ def render(markdown: str) -> str:
     return _RENDERER.render(markdown)
 
 
+def _opens_list_item(element: lxml.html.HtmlElement) -> bool:
+    """Nothing before ``element`` in its list item, through the elements holding it."""
+    for parent in element.iterancestors():
+        if element.getprevious() is not None or (parent.text or "").strip():
+            return False
+        if parent.tag == "li":
+            return True
+        element = parent
+    return False
+
+
 def compare(html: str, markdown: str, base: str) -> Fidelity:
     """Compare the HTML fragment or page ``html`` (links relative to ``base``) with the
     rendering of its ``markdown``."""
@@ -128,12 +140,8 @@ def shape(html: str, base: str, rendered: bool = False) -> Shape:
         else:
             quote.text += '"'
     for box in list(root.iter("input")):  # a GFM task list item's box: [x] or [ ]; others show no text
-        parent = box.getparent()
-        task = (
-            parent is not None and parent.tag == "li" and box.getprevious() is None and not (parent.text or "").strip()
-        )
-        if task and (box.get("type") or "").lower() == "checkbox":
-            _replace_with_text(box, "[x]" if box.get("checked") is not None else "[ ]")
+        if (box.get("type") or "").lower() == "checkbox" and _opens_list_item(box):
+            _replace_with_text(box, "[x] " if box.get("checked") is not None else "[ ] ")  # a word of its own
     for image in list(root.iter("img")):
         alt = image.get("alt") or ""
         _replace_with_text(image, alt)
