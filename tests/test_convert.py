@@ -160,6 +160,12 @@ FRAGMENTS = [
         "a block in pre adds no line",
         "```\na\n[docs]def f():\n    pass\n\n\nb\n```",
     ),
+    (
+        '<p>x <a href="/news" aria-label="News"><svg><title>Logo</title><path d="M1"/></svg></a> y'
+        ' <a href="/k"><svg><title>K</title></svg>Keep</a></p>',
+        "a link that shows only an icon goes, not its label",
+        "x y [Keep](http://x.test/k)",
+    ),
     ("<ul><li><input type=checkbox checked> done</li></ul>", "a task list's box stays", "- [x] done"),
     (
         '<ul><li><label><input type="checkbox" checked disabled></label> done</li>'

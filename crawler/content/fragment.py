@@ -90,6 +90,7 @@ Linear in the fragment: the edits are applied at the end, one rebuild per parent
 
 from __future__ import annotations
 
+import copy
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -369,10 +370,19 @@ def _data_grid(table: lxml.html.HtmlElement) -> bool:
 
 def _empty(link: lxml.html.HtmlElement) -> bool:
     """A link that shows nothing a reader can read: no text, no image with ``alt`` text
-    (the converter would write its ``aria-label``, ``title`` or URL in its place)."""
+    (the converter would write its ``aria-label``, ``title`` or URL in its place), the
+    text of the elements step 1 drops not counted."""
     if not len(link):
         return True
-    return not text_of(link).strip() and not any((img.get("alt") or "").strip() for img in link.iter("img"))
+    if any((img.get("alt") or "").strip() for img in link.iter("img")):
+        return False
+    dropped = next(link.iter(*DROPPED), None)
+    if dropped is None:
+        return not text_of(link).strip()
+    shown = copy.deepcopy(link)  # an icon's svg holds a title: text that step 1 drops
+    for element in list(shown.iter(*DROPPED)):
+        element.drop_tree()
+    return not text_of(shown).strip()
 
 
 def _whitespace_outside(element: lxml.html.HtmlElement) -> None:
