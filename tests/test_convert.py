@@ -166,6 +166,16 @@ FRAGMENTS = [
         "a link that shows only an icon goes, not its label",
         "x y [Keep](http://x.test/k)",
     ),
+    (
+        '<h2><img src="i.svg" alt="Header icon">Beijing</h2><p>Rated<img src="s.png" alt="star"><img src="s.png"'
+        ' alt="star">now. <a href="/n"><img src="n.png" alt="Nissin"></a>Absatz (<img src="a.png" alt="a">).</p>'
+        '<p><picture><source srcset="g.svg"><img src="g.svg" alt="bulb"></picture><strong>Tip:</strong> x'
+        '<img src="f.gif" alt="Masks."><i class="fa fa-spin"></i>Loading<noscript><img src="f.jpg"></noscript></p>',
+        "an image's text is no part of a word",
+        "## Header icon Beijing\n\nRated ![star](http://x.test/dir/s.png) ![star](http://x.test/dir/s.png) now."
+        " [![Nissin](http://x.test/dir/n.png)](http://x.test/n) Absatz (![a](http://x.test/dir/a.png)).\n\n"
+        "![bulb](http://x.test/dir/g.svg) **Tip:** x ![Masks.](http://x.test/dir/f.gif) Loading",
+    ),
     ("<ul><li><input type=checkbox checked> done</li></ul>", "a task list's box stays", "- [x] done"),
     (
         '<ul><li><label><input type="checkbox" checked disabled></label> done</li>'
@@ -188,7 +198,7 @@ FRAGMENTS = [
         '<p>a <span style="display:none">b</span> <span style="visibility: hidden">c</span>'
         '<span STYLE="font-size:0">d</span><img src="m.png" alt="-" style="display: none"></p>',
         "text hidden by a style is kept",
-        "a b cd![-](http://x.test/dir/m.png)",
+        "a b cd ![-](http://x.test/dir/m.png)",
     ),
     (
         '<p>write <code class="docutils literal notranslate"><span class="pre">from</span>\n'
@@ -487,6 +497,15 @@ def test_html2text_writes_a_task_lists_boxes_and_no_other():
     assert markdown == "  * [x] done\n  * [ ] open\n\n| Spelling | |\n| --- | --- |"
 
 
+def test_html2text_writes_an_images_text_apart_from_words():
+    html = (
+        '<h2><img src="i.svg" alt="Header icon">Beijing</h2><p>Rated<img src="s.png" alt="star"><img src="s.png"'
+        ' alt="star">now. <em><a href="/s"><img src="s.png" alt="sp014"></a>Wir haben</em> (<img src="a" alt="a">)</p>'
+    )
+    markdown = convert(main_content(f"<html><body><main>{html}</main></body></html>"), BASE, HTML2TEXT).markdown
+    assert markdown == "## Header icon Beijing\n\nRated star star now. *[sp014](http://x.test/s) Wir haben* (a)"
+
+
 def test_html2text_writes_no_emphasis_into_code():
     page = (
         "<html><body><main><p><code>a<b>c</b>d</code> and <kbd><i>k</i></kbd> ~~x~~</p>"
@@ -532,6 +551,13 @@ def test_the_fidelity_check_reads_an_autolink_as_written():
     assert compare(html, "<https://x.test/%C3%BC> <http://xn--p-0fa.test/>", BASE).text_exact
     decoded = compare(html, "[https://x.test/ü](https://x.test/%C3%BC) <http://xn--p-0fa.test/>", BASE)
     assert decoded.rendered.words == ["https://x.test/ü", "http://xn--p-0fa.test/"] and not decoded.text_exact
+
+
+def test_the_fidelity_check_reads_an_image_as_words_of_its_own():
+    html = '<h2><img src="i.svg" alt="Header icon">Beijing 2022</h2><p>x<img src="s.png" alt="rating">y</p>'
+    fidelity = compare(html, "## Header icon Beijing 2022\n\nx![rating](s.png)y", BASE)
+    assert fidelity.source.words == ["Header", "icon", "Beijing", "2022", "x", "rating", "y"]
+    assert fidelity.text_exact and fidelity.kept()["headings"] == (1, 1)
 
 
 #: A spreadsheet saved as HTML: ``border="0"`` and a row whose cell spans the columns.

@@ -79,10 +79,14 @@ The steps, each a rule a reader of the Markdown would ask for:
    the blocks are read, outside ``pre``; a ``ruby`` whose annotations all have ``rp``
    fallback parentheses is unwrapped with its parts (:func:`_rubies`); the line breaks
    that end a link move after it, and a link holding a block gets a line break where
-   text touches it (:func:`_link_apart`). Which elements hold a block, and which are in a
-   ``pre``, is found in one pass each (:func:`_holding`, :func:`_in_pre`).
+   text touches it (:func:`_link_apart`); an image with ``alt`` text gets a space
+   between it and a letter or digit touching it, outside ``pre`` (:func:`_image_apart`:
+   its text stands for a picture, not for part of a word). Which elements hold a block,
+   and which are in a ``pre``, is found in one pass each (:func:`_holding`,
+   :func:`_in_pre`).
 
-Raises nothing; the fragment's text, apart from what steps 0 to 2 drop, is unchanged
+Raises nothing; the fragment's text, apart from what steps 0 to 2 drop and the spaces
+and line breaks of step 6, is unchanged
 (a link or block inside ``pre`` is unwrapped whatever else it is, so code keeps every
 character).
 Linear in the fragment: the edits are applied at the end, one rebuild per parent.
@@ -144,7 +148,8 @@ LINK_WALK = 64
 #: ``base(annotation)``, dropping the page's own, often full-width, parentheses. Any other
 #: ruby stays the converter's ``base(annotation)`` (:func:`_rubies`).
 _RUBY = ("rb", "rt", "rp", "rtc")
-#: How many elements up a task list's checkbox may sit in its list item.
+#: How many elements up a task list's checkbox may sit in its list item, and how many
+#: inline elements around an image step 6 looks through.
 _BOX_WALK = 8
 #: What a pipe table's cell cannot hold (a row is one line): a table with one of these
 #: in a cell is for layout.
@@ -157,6 +162,10 @@ _TRANSPARENT = frozenset(("font", "small", "big", "abbr", "label", "time", "mark
 #: Elements the converter writes as markup of their own, text or not (an image's
 #: ``![]()``, a line break): next to an emphasis they are not a word.
 _SHOWN_EMPTY = ("img", "br", "input", "hr")
+#: The inline elements an image's text is read through, to the words beside it.
+#: (lxml's parser puts a picture's ``img`` inside the ``source`` before it.)
+_AROUND_IMAGES = frozenset(("a", "picture", "source", *_TRANSPARENT))
+_DROPPED_TAGS = frozenset(DROPPED)
 #: What :func:`_flow` yields for an image or a form control: content, not text.
 _OBJECT = "\ufffc"
 #: An emphasis holding more line breaks than this is unwrapped without reading them.
@@ -185,6 +194,8 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for image in fragment.iter("img"):
         if (image.get("src") or "").lstrip()[:5].lower() == "data:":
             edits[image] = image.get("alt") or ""
+        elif (image.get("alt") or "").strip() and next(image.iterancestors("pre"), None) is None:
+            _image_apart(image)  # step 6
     for button in fragment.iter("button"):
         classes = (button.get("class") or "").lower().split()
         if _COPY_CLASSES.intersection(classes) or text_of(button).strip().lower() in _COPY_TEXT:
@@ -265,6 +276,79 @@ def _task_box(box: lxml.html.HtmlElement) -> bool:
         if parent.tag == "li":
             return True
         element = parent
+    return False
+
+
+def _image_apart(image: lxml.html.HtmlElement) -> None:
+    """A space between ``image`` (one with ``alt`` text) and a letter, a digit or
+    another such image that touches it, before or after, through the inline elements
+    that end or open around it (``<a><img alt="Nissin"></a>Absatzplanung``) and past
+    what shows nothing (:func:`_shows_nothing`): the text is the
+    image's stand-in, never part of a word (``<img alt="Header icon">Beijing`` gave
+    ``Header iconBeijing`` under html2text, ``x![rating](s.png)y`` under
+    html-to-markdown)."""
+    node = image
+    for _level in range(_BOX_WALK):  # after it
+        while not node.tail and (following := node.getnext()) is not None and _shows_nothing(following):
+            node = following
+        if node.tail:
+            if node.tail[0].isalnum():
+                node.tail = " " + node.tail
+            break
+        following = node.getnext()
+        if following is not None:
+            if _opens_with_word(following):
+                node.tail = " "
+            break
+        holder = node.getparent()
+        if holder is None or holder.tag not in _AROUND_IMAGES:
+            break
+        node = holder
+    node = image
+    for _level in range(_BOX_WALK):  # before it
+        previous = node.getprevious()
+        while previous is not None and not previous.tail and _shows_nothing(previous):
+            previous = previous.getprevious()
+        if previous is not None:
+            if previous.tail:
+                if previous.tail[-1].isalnum():
+                    previous.tail += " "
+            elif previous.tag in _AROUND_IMAGES and text_of(previous)[-1:].isalnum():
+                previous.tail = " "
+            break
+        parent = node.getparent()
+        if parent is None:
+            break
+        if parent.text:
+            if parent.text[-1].isalnum():
+                parent.text += " "
+            break
+        if parent.tag not in _AROUND_IMAGES:
+            break
+        node = parent
+
+
+def _shows_nothing(element: lxml.html.HtmlElement) -> bool:
+    """A comment, an element step 1 drops, or an empty inline element (an icon font's
+    ``<i class="fa ...">``, a picture's ``source``)."""
+    if not isinstance(element.tag, str) or element.tag in _DROPPED_TAGS:
+        return True
+    return element.tag in _AROUND_IMAGES and not len(element) and not element.text
+
+
+def _opens_with_word(element: lxml.html.HtmlElement) -> bool:
+    """True if ``element``, an inline one, opens with a letter, a digit or an image
+    with ``alt`` text."""
+    for _level in range(_BOX_WALK):
+        if element.tag == "img":
+            return bool((element.get("alt") or "").strip())
+        if element.tag not in _AROUND_IMAGES:
+            return False
+        if element.text:
+            return element.text[0].isalnum()
+        if not len(element):
+            return False
+        element = element[0]
     return False
 
 

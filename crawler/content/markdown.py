@@ -139,6 +139,10 @@ class CorpusHTML2Text(html2text.HTML2Text):
             super().handle_tag(tag, attrs, start)
             self.space = True
             return
+        if start and tag == "img" and self.stressed and (attrs.get("alt") or "").strip():
+            super().handle_tag(tag, attrs, start)
+            self.stressed = False  # the image's text opened the emphasis: the next text keeps its space
+            return
         if start and tag == "input" and (attrs.get("type") or "").lower() == "checkbox":
             self.o("[x]" if "checked" in attrs else "[ ]")  # a task list's box: the only ones
             self.space = True  # crawler.content.fragment.prepare keeps

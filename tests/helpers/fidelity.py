@@ -5,12 +5,14 @@ words in order, the headings and their levels, list nesting, table rows and cell
 
 Used by ``tests/test_convert.py`` and ``bench/fidelity.py``. What a converter drops by
 design is dropped from the source first: ``script``, ``style``, ``template`` and
-``noscript`` elements and HTML comments; an image counts as its ``alt`` text, an inline
-quotation (``q``) as its text in quotation marks (as a browser shows it), and a checkbox
-that opens a list item (nothing before it in the item, through the elements holding it:
-GFM 5.3) as a task list's ``[x]`` or ``[ ]``. A heading or a table without
-words is not counted (nothing in it to keep), and a table counts as its grid (every row
-as wide as the widest, ``colspan`` and ``rowspan`` spread), as a pipe table writes it. Raw HTML
+``noscript`` elements and HTML comments; an image counts as its ``alt`` text, apart from a
+letter or a digit beside it (a browser shows the image beside a word, never as part of
+it: :func:`_beside_words`); an inline quotation (``q``) counts as its text in quotation
+marks (as a browser shows it), and a checkbox that opens a list item (nothing before it
+in the item, through the elements holding it: GFM 5.3) as a task list's ``[x]`` or
+``[ ]``. A heading or a table without words is not counted (nothing in it to keep), and
+a table counts as its grid (every row as wide as the widest, ``colspan`` and ``rowspan``
+spread), as a pipe table writes it. Raw HTML
 in the Markdown counts against it (:attr:`Fidelity.raw_html`): a reader renders it as
 markup, so a converter that passes its input through, or leaves ``<div>`` of the text
 unescaped, is not faithful however well the rendering matches.
@@ -39,6 +41,11 @@ _BLOCKS = (
     "figure", "figcaption", "br", "hr", "caption", "form", "fieldset", "details", "summary", "address", "button",
 )  # fmt: skip
 _WORD = re.compile(r"\S+")
+#: Open and close an image's ``alt`` text while the words are read (noncharacters).
+_IMAGE, _IMAGE_END = "\ufdee", "\ufdef"
+#: An image's text touching a letter or digit before or after it, or another image.
+_BESIDE_WORD = re.compile(r"(?<=[^\W_])\ufdee|\ufdef(?=[^\W_]|\ufdee)")
+_MARKS = re.compile("[\ufdee\ufdef]")
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 #: Block content that a GFM pipe table's cell cannot hold (one line per row).
 _CELL_BLOCKS = ("ul", "ol", "dl", "pre", "blockquote", "table", *_HEADINGS)  # a lone <p> fits a cell
@@ -144,13 +151,13 @@ def shape(html: str, base: str, rendered: bool = False) -> Shape:
             _replace_with_text(box, "[x] " if box.get("checked") is not None else "[ ] ")  # a word of its own
     for image in list(root.iter("img")):
         alt = image.get("alt") or ""
-        _replace_with_text(image, alt)
+        _replace_with_text(image, f"{_IMAGE}{alt}{_IMAGE_END}" if alt.strip() else alt)  # see _beside_words
     # HTML: a newline right after <pre>'s start tag is not part of its content
-    pre = ["".join(p.itertext()) for p in root.iter("pre")]
+    pre = [_beside_words("".join(p.itertext())) for p in root.iter("pre")]
     pre = [(text if rendered else _strip_one(text, "\n")).rstrip("\n") for text in pre]
     # CommonMark: a code span's line endings are spaces, one space each side is padding
-    code = [" ".join("".join(c.itertext()).split()) for c in root.iter("code") if not _inside(c, "pre")]
-    headings = [(int(h.tag[1]), " ".join(_WORD.findall("".join(h.itertext())))) for h in root.iter(*_HEADINGS)]
+    code = [" ".join(_beside_words("".join(c.itertext())).split()) for c in root.iter("code") if not _inside(c, "pre")]
+    headings = [(int(h.tag[1]), " ".join(_WORD.findall(_text(h)))) for h in root.iter(*_HEADINGS)]
     headings = [heading for heading in headings if heading[1]]  # one without words says nothing to keep
     lists = [
         (_depth(lst), lst.tag == "ol", len([li for li in lst if li.tag == "li"]))
@@ -167,7 +174,7 @@ def shape(html: str, base: str, rendered: bool = False) -> Shape:
         and any("".join(cell.itertext()).strip() for cell in table.iter("td", "th"))
     ]
     links = [
-        (" ".join(_WORD.findall("".join(a.itertext()))), _href(base, a.get("href", "")))
+        (" ".join(_WORD.findall(_text(a))), _href(base, a.get("href", "")))
         for a in root.iter("a")
         if a.get("href") is not None
     ]
@@ -193,7 +200,19 @@ def _words(root: lxml.html.HtmlElement) -> list[str]:
             pieces.append(" ")
 
     walk(root)
-    return _WORD.findall("".join(pieces))
+    return _WORD.findall(_beside_words("".join(pieces)))
+
+
+def _text(element: lxml.html.HtmlElement) -> str:
+    return _beside_words("".join(element.itertext()))
+
+
+def _beside_words(text: str) -> str:
+    """``text`` with the marks around an image's ``alt`` text gone: a space where a
+    letter or a digit touches it (a browser shows the image beside the word, never as
+    part of it), nothing elsewhere (``Reuter.`` and an image's text stay one run, as a
+    converter writing images as text, html2text, writes them)."""
+    return _MARKS.sub("", _BESIDE_WORD.sub(" ", text))
 
 
 def _href(base: str, href: str) -> str:
