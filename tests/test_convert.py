@@ -176,6 +176,12 @@ FRAGMENTS = [
         " [![Nissin](http://x.test/dir/n.png)](http://x.test/n) Absatz (![a](http://x.test/dir/a.png)).\n\n"
         "![bulb](http://x.test/dir/g.svg) **Tip:** x ![Masks.](http://x.test/dir/f.gif) Loading",
     ),
+    (
+        '<ol><li> <article> <!-- meta --><div><p>Comment</p></div><p><a href="/r">Reply</a></p>'
+        "<ol><li> <article> <p>An answer</p></article></li></ol></article></li></ol>",
+        "a comment thread's article opens its list item",
+        "1. Comment\n\n   [Reply](http://x.test/r)\n\n   1. An answer",
+    ),
     ("<ul><li><input type=checkbox checked> done</li></ul>", "a task list's box stays", "- [x] done"),
     (
         '<ul><li><label><input type="checkbox" checked disabled></label> done</li>'
