@@ -182,6 +182,12 @@ FRAGMENTS = [
         "a comment thread's article opens its list item",
         "1. Comment\n\n   [Reply](http://x.test/r)\n\n   1. An answer",
     ),
+    (
+        '<ul><li><a href="/user">Log in</a><ul><li><form action="/login"><div>or</div>'
+        '<div><ul><li><a href="/pw">New password</a></li></ul></div></form></li></ul></li></ul>',
+        "a form's blocks stay in their list item",
+        "- [Log in](http://x.test/user)\n  - or\n\n    - [New password](http://x.test/pw)",
+    ),
     ("<ul><li><input type=checkbox checked> done</li></ul>", "a task list's box stays", "- [x] done"),
     (
         '<ul><li><label><input type="checkbox" checked disabled></label> done</li>'

@@ -80,10 +80,11 @@ The steps, each a rule a reader of the Markdown would ask for:
    fallback parentheses is unwrapped with its parts (:func:`_rubies`); the line breaks
    that end a link move after it, and a link holding a block gets a line break where
    text touches it (:func:`_link_apart`); an ``article``, ``section``, ``aside``,
-   ``header``, ``footer`` or ``main`` inside the fragment becomes a ``div``
-   (html-to-markdown wrote a list item that opens with one after a space as an empty
-   item and a paragraph after it, ``1.\n\n   text``, and a nested one's paragraphs as
-   code); an image with ``alt`` text gets a space
+   ``header``, ``footer``, ``main`` or ``form`` inside the fragment becomes a ``div``
+   (html-to-markdown wrote a list item that opens with one of the first six after a
+   space as an empty item and a paragraph after it, ``1.\n\n   text``, and a form's
+   blocks in a list item outside the list, so that a list nested in them became
+   indented code); an image with ``alt`` text gets a space
    between it and a letter or digit touching it, outside ``pre`` (:func:`_image_apart`:
    its text stands for a picture, not for part of a word). Which elements hold a block,
    and which are in a ``pre``, is found in one pass each (:func:`_holding`,
@@ -152,8 +153,8 @@ LINK_WALK = 64
 #: ``base(annotation)``, dropping the page's own, often full-width, parentheses. Any other
 #: ruby stays the converter's ``base(annotation)`` (:func:`_rubies`).
 _RUBY = ("rb", "rt", "rp", "rtc")
-#: Step 6: sectioning elements, written as a ``div`` is.
-_SECTIONING = ("article", "section", "aside", "header", "footer", "main")
+#: Step 6: sectioning elements and ``form``, written as a ``div`` is.
+_AS_DIV = ("article", "section", "aside", "header", "footer", "main", "form")
 #: How many elements up a task list's checkbox may sit in its list item, and how many
 #: inline elements around an image step 6 looks through.
 _BOX_WALK = 8
@@ -194,7 +195,7 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     edits: dict[lxml.html.HtmlElement, str | None] = {}  # element -> text in its place; None: unwrap
     lxml.etree.strip_attributes(fragment, "hidden", "style")  # in C: an XPath took 5x longer
     lxml.etree.strip_tags(fragment, "span")  # in C too; the fragment itself stays
-    for section in list(fragment.iter(*_SECTIONING)):  # step 6
+    for section in list(fragment.iter(*_AS_DIV)):  # step 6
         if section is not fragment:
             section.tag = "div"
     for element in fragment.iter(*DROPPED, "input"):
