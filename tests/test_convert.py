@@ -188,6 +188,12 @@ FRAGMENTS = [
         "a form's blocks stay in their list item",
         "- [Log in](http://x.test/user)\n  - or\n\n    - [New password](http://x.test/pw)",
     ),
+    (
+        '<p><a href="/r"><div>Porridge</div><div>(0)</div><hr><div><p>65 Min.</p></div></a></p>'
+        "<table><tr><td>Online</td><td><hr>Guests: 1</td></tr><tr><td>a</td><td>b</td></tr></table>",
+        "a thematic break in a link or a cell is no text",
+        "[Porridge (0) 65 Min.](http://x.test/r)\n\nOnline\n\n---\n\nGuests: 1\n\na\n\nb",
+    ),
     ("<ul><li><input type=checkbox checked> done</li></ul>", "a task list's box stays", "- [x] done"),
     (
         '<ul><li><label><input type="checkbox" checked disabled></label> done</li>'

@@ -39,8 +39,9 @@ The steps, each a rule a reader of the Markdown would ask for:
    line break, and html2text wrote an emphasis's asterisks into the code
    (`` `a**c**d` ``); the code stays byte for byte.
 4. **A layout table becomes blocks**: a table with a list, a definition list, a code
-   block, a quotation, a heading or a table in a cell (a pipe table's row is one line:
-   no converter can put them there), or a one-row table without a header cell (``th``)
+   block, a quotation, a heading, a thematic break (``hr``) or a table in a cell (a pipe
+   table's row is one line: no converter can put them there; an ``hr`` was written as
+   the text ``---``), or a one-row table without a header cell (``th``)
    one of whose cells holds two or more paragraphs with text (``p`` or ``div``: a page
    laid out in columns, such as python3.11-doc's index), has its rows and cells made
    ``div`` elements, so its content is written in order instead of as a broken table
@@ -160,7 +161,7 @@ _AS_DIV = ("article", "section", "aside", "header", "footer", "main", "form")
 _BOX_WALK = 8
 #: What a pipe table's cell cannot hold (a row is one line): a table with one of these
 #: in a cell is for layout.
-_CELL_BLOCKS = ("ul", "ol", "dl", "pre", "blockquote", "table", "h1", "h2", "h3", "h4", "h5", "h6")
+_CELL_BLOCKS = ("ul", "ol", "dl", "pre", "blockquote", "table", "hr", "h1", "h2", "h3", "h4", "h5", "h6")
 #: Inline elements whose edges are not where an emphasis inside them meets other
 #: markup: those the converter writes as their content alone, and emphasis (a
 #: delimiter run at its edge joins the outer one, ``***``, whose neighbours count).
@@ -596,7 +597,8 @@ def _link_apart(link: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, 
     """Step 6 for a link that has children: the line breaks that end its content move
     after it (html-to-markdown dropped them and glued the next word to the link:
     ``<a href=u>u<br></a>Wer`` gave ``<u>Wer``); one holding a ``pre`` is unwrapped (a
-    link's text cannot hold a code block); one holding another block gets a line break
+    link's text cannot hold a code block); a thematic break (``hr``) in one goes (it was
+    written as the text ``---``); one holding another block gets a line break
     where text or an inline element touches it on either side, outside a heading (a
     reader sees the block's lines apart, and the converter writes the link inline:
     ``speichern<a><p>Welcher</p></a>`` gave ``speichern[Welcher](...)``; a heading is one
@@ -604,14 +606,18 @@ def _link_apart(link: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, 
     not in a link that holds a link."""
     _breaks_after(link, keep_whitespace=False)
     blocks: set[str] = set()
+    rules = []
     for count, element in enumerate(link.iterdescendants()):
         if count == LINK_WALK or element.tag == "a":
             return
         if element.tag in _BLOCK_TAGS:
             blocks.add(element.tag)
+            if element.tag == "hr":
+                rules.append(element)
     if "pre" in blocks:
         edits[link] = None
         return
+    edits.update(dict.fromkeys(rules, ""))  # a link's text cannot hold one: it was the text ---
     if not blocks or any(isinstance(a.tag, str) and a.tag in _HEADINGS for a in link.iterancestors()):
         return
     before, after, parent = link.getprevious(), link.getnext(), link.getparent()

@@ -48,7 +48,7 @@ _BESIDE_WORD = re.compile(r"(?<=[^\W_])\ufdee|\ufdef(?=[^\W_]|\ufdee)")
 _MARKS = re.compile("[\ufdee\ufdef]")
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 #: Block content that a GFM pipe table's cell cannot hold (one line per row).
-_CELL_BLOCKS = ("ul", "ol", "dl", "pre", "blockquote", "table", *_HEADINGS)  # a lone <p> fits a cell
+_CELL_BLOCKS = ("ul", "ol", "dl", "pre", "blockquote", "table", "hr", *_HEADINGS)  # a lone <p> fits a cell
 
 
 @dataclasses.dataclass(frozen=True)
