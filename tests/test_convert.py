@@ -162,9 +162,10 @@ FRAGMENTS = [
     ),
     (
         '<p>x <a href="/news" aria-label="News"><svg><title>Logo</title><path d="M1"/></svg></a> y'
-        ' <a href="/k"><svg><title>K</title></svg>Keep</a></p>',
+        ' <a href="/k"><svg><title>K</title></svg>Keep</a>'
+        ' <a href="/l"><noscript><img src="l.jpg" alt="L.jpg"></noscript><img data-src="l.jpg"></a> z</p>',
         "a link that shows only an icon goes, not its label",
-        "x y [Keep](http://x.test/k)",
+        "x y [Keep](http://x.test/k) z",
     ),
     (
         '<h2><img src="i.svg" alt="Header icon">Beijing</h2><p>Rated<img src="s.png" alt="star"><img src="s.png"'

@@ -466,17 +466,16 @@ def _data_grid(table: lxml.html.HtmlElement) -> bool:
 def _empty(link: lxml.html.HtmlElement) -> bool:
     """A link that shows nothing a reader can read: no text, no image with ``alt`` text
     (the converter would write its ``aria-label``, ``title`` or URL in its place), the
-    text of the elements step 1 drops not counted."""
+    text and images of the elements step 1 drops not counted."""
     if not len(link):
         return True
-    if any((img.get("alt") or "").strip() for img in link.iter("img")):
+    shown = link
+    if next(link.iter(*DROPPED), None) is not None:  # an icon's svg holds a title, a
+        shown = copy.deepcopy(link)  # noscript the image a script would show
+        for element in list(shown.iter(*DROPPED)):
+            element.drop_tree()
+    if any((img.get("alt") or "").strip() for img in shown.iter("img")):
         return False
-    dropped = next(link.iter(*DROPPED), None)
-    if dropped is None:
-        return not text_of(link).strip()
-    shown = copy.deepcopy(link)  # an icon's svg holds a title: text that step 1 drops
-    for element in list(shown.iter(*DROPPED)):
-        element.drop_tree()
     return not text_of(shown).strip()
 
 
