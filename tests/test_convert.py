@@ -195,6 +195,13 @@ FRAGMENTS = [
         "a thematic break in a link or a cell is no text",
         "[Porridge (0) 65 Min.](http://x.test/r)\n\nOnline\n\n---\n\nGuests: 1\n\na\n\nb",
     ),
+    (
+        '<ul><li><a href="/b"><img src="r.gif" alt="Ile d`Arz" title="Ile d`Arz"></a></li>'
+        '<li><a href="/m" title="Mozart`s">Sundown</a></li></ul>',
+        "a backtick in an image's text opens no code span",
+        '- [![Ile d\\`Arz](http://x.test/dir/r.gif "Ile d`Arz")](http://x.test/b)\n'
+        '- [Sundown](http://x.test/m "Mozart`s")',
+    ),
     ("<ul><li><input type=checkbox checked> done</li></ul>", "a task list's box stays", "- [x] done"),
     (
         '<ul><li><label><input type="checkbox" checked disabled></label> done</li>'

@@ -10,7 +10,10 @@ backslash-escaped).
 
 What is marked (:data:`HTML_TO_MARKDOWN`):
 
-* a backtick: it opens a code span;
+* a backtick: it opens a code span; also in an ``alt`` attribute, which the converters
+  copy into an image's text or the text (a backtick in an image's ``alt`` and the next
+  one, here in its ``title``, made one code span of the Markdown between them, the link
+  gone; a link's title is read as part of the link, before a code span could open);
 * an underscore at either end of a word (``__init__`` is bold text otherwise); one
   inside a word (``import_name``) is left bare, as CommonMark never reads it as
   emphasis (6.2: ``_`` opens or closes emphasis only at a word's edge);
@@ -150,6 +153,9 @@ _LINK = re.compile(
     r"""<a\s[^>]*?\bhref=(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)')[^>]*>(?P<text>.*?)(?=</a\s*>)""",
     re.IGNORECASE | re.DOTALL,
 )
+#: An ``alt`` attribute holding a backtick, as lxml writes it (a ``data-alt`` too: no
+#: converter writes it, so its stand-in is never seen).
+_BACKTICK_ATTRIBUTE = re.compile(r"""alt=(?:"[^"`]*+`[^"]*+"|'[^'`]*+`[^']*+')""")
 #: What CommonMark 0.31, 6.5 reads between ``<`` and ``>`` as a link: an absolute URI
 #: (a scheme of 2-32 characters, then no space, control, ``<`` or ``>``) or an e-mail
 #: address (the HTML standard's "valid e-mail address").
@@ -204,10 +210,17 @@ def mark(html: str, escapable: re.Pattern[str] = HTML_TO_MARKDOWN) -> tuple[str,
     parts[0::2] = text.split(_TAG_MARK)
     pieces[0::2] = "".join(parts).split(_CODE_MARK)
     html = "".join(pieces)
+    if "`" in html and _BACKTICK_ATTRIBUTE.search(html):
+        html, marked = _BACKTICK_ATTRIBUTE.subn(_backticks_marked, html)
+        count += marked
     if escapable is HTML_TO_MARKDOWN and _SUSPECT_HREF.search(html):
         html, guarded = _no_invalid_autolinks(html)
         count += guarded
     return html, count > 0
+
+
+def _backticks_marked(match: re.Match[str]) -> str:
+    return match.group().replace("`", _MARKS["`"])
 
 
 def _no_invalid_autolinks(html: str) -> tuple[str, int]:
