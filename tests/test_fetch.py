@@ -400,8 +400,9 @@ def _head_lines(request: bytes) -> list[str]:
 
 def test_request_heads_carry_the_session_headers_then_the_requests_own(tmp_path, monkeypatch):
     """The exact heads, as requests' ``Session.prepare_request`` builds them: the
-    session's fields in order, a request's own fields replacing or following them, a
-    ``~/.netrc`` entry for the host as Basic credentials, no body framing on GET/HEAD."""
+    session's fields in order, a request's own fields replacing or following them, the
+    URL's user and password and a ``~/.netrc`` entry for the host as Basic credentials,
+    no body framing on GET/HEAD."""
     netrc = tmp_path / "netrc"
     netrc.write_text("machine 127.0.0.1 login u password p\n")
     netrc.chmod(0o600)
@@ -415,6 +416,7 @@ def test_request_heads_carry_the_session_headers_then_the_requests_own(tmp_path,
         http.get(raw.url("/a"))
         http.get(raw.url("/a"), headers={"Accept": "text/plain", "If-None-Match": '"x"'})
         http.head(raw.url("/h"))
+        http.get(raw.url("/u").replace("://", "://v:w@"))
         monkeypatch.setenv("NETRC", str(netrc))
         client().get(raw.url("/n"))
     accept = "Accept: text/html,application/xhtml+xml,*/*;q=0.8"
@@ -422,6 +424,7 @@ def test_request_heads_carry_the_session_headers_then_the_requests_own(tmp_path,
         ["GET /a HTTP/1.1", *common, accept, "Connection: keep-alive", "", ""],
         ["GET /a HTTP/1.1", *common, "Accept: text/plain", "Connection: keep-alive", 'If-None-Match: "x"', "", ""],
         ["HEAD /h HTTP/1.1", *common, accept, "Connection: keep-alive", "", ""],
+        ["GET /u HTTP/1.1", *common, accept, "Connection: keep-alive", "Authorization: Basic djp3", "", ""],
         ["GET /n HTTP/1.1", *common, accept, "Connection: keep-alive", "Authorization: Basic dTpw", "", ""],
     ]
 

@@ -564,7 +564,8 @@ class HttpClient:
         self, method: str, url: str, headers: Mapping[str, str] | None, auth: tuple[str, str] | None
     ) -> requests.PreparedRequest:
         """The request as ``Session.prepare_request`` would build it for this client: the
-        session's headers, then ``headers``; ``auth`` from ``~/.netrc``; no body, no
+        session's headers, then ``headers``; ``auth`` from ``~/.netrc``, else the URL's
+        user and password (Basic, as requests sends them); no body, no
         cookie (the session's jar keeps none). Built directly, because requests merges
         the session's cookies, parameters and hooks anew on every call (about 0.1 ms a
         GET). The URL is validated by requests but sent as given: it is already
@@ -581,8 +582,7 @@ class HttpClient:
         prepared.prepare_headers({**self.session.headers, **headers} if headers else self.session.headers)
         prepared.prepare_body(None, None)
         prepared.prepare_cookies(self.session.cookies)  # keeps none; requests reads a redirect's into it
-        if auth is not None:
-            prepared.prepare_auth(auth, url)
+        prepared.prepare_auth(auth, url)  # None: the URL's own user and password, if any
         return prepared
 
     def _origin_settings(self, url: str) -> tuple[dict, tuple[str, str] | None]:
