@@ -423,6 +423,9 @@ def test_the_tidy_steps_and_escapes_take_time_in_proportion_to_the_page():
         # descendants took 2.3 s at 39a7f44; a line break around each link, 7.5 s to convert)
         ("<div>" + '<a href="/x"><small>x' * 1000 + "<p>y</p>z</div>") * 20,
         "<div>" + ("<div>" + '<a href="/x"><div>x' * 1000 + "</div></a>" * 1000 + "</div>") * 20 + "</div>",
+        # an href's text over and over, in a link and out of one (each read back to the
+        # link's start tag: 8 s for 100 KB at 7904300)
+        '<p><a href="/x">' + 'href="mailto:x" ' * 20_000 + "</a></p><p>" + 'href="mailto:x" ' * 60_000 + "</p>",
     ]
     for page in pages:
         started = time.process_time()
@@ -767,6 +770,8 @@ def test_the_escape_pass_cuts_out_each_code_element_whole(html, pieces):
         ('<a href="mailto:o\'x@y.test"><b>o\'x@y.test</b></a>', "<o'x@y.test>"),
         ('<code><a href="mailto:x(at)y">x(at)y</a></code>', "[`x(at)y`](mailto:x(at)y)"),
         ('<a href="mailto:x(at)y">x(at)y\\</a>', "[x(at)y\\\\](mailto:x(at)y)"),
+        ('<a href="C:/docs/a.pdf">C:/docs/a.pdf</a>', "[C:/docs/a.pdf](C:/docs/a.pdf)"),
+        ('<a href="mailto:a\\">a\\</a>', "[a\\\\](mailto:a\\\\)"),
         ('<a href="mailto:x(at)y"></a>', "[](mailto:x(at)y)"),
     ],
 )

@@ -142,10 +142,12 @@ _MARKED = re.compile("[" + "".join(_MARKS.values()) + _NOT_AUTOLINK + "]")
 #: An ``href`` value that could make html-to-markdown write an autolink that CommonMark
 #: does not read as one, as lxml serializes it (it percent-encodes whitespace and
 #: controls in a URL attribute, and writes ``<`` and ``>`` as references): a
-#: ``mailto:`` URL, or one holding ``<`` or ``>``. The runs are possessive, so an
-#: ordinary ``href`` costs one scan of its value.
+#: ``mailto:`` URL, one whose scheme is one letter (``C:/docs/a.pdf``), or one holding
+#: ``<`` or ``>``. The runs are possessive, so an ordinary ``href`` costs one scan of
+#: its value.
 _SUSPECT_HREF = re.compile(
-    r"""href=(?:"(?:mailto:|[^"&]*+(?:&(?![lg]t;)[^"&]*+)*+&)|'(?:mailto:|[^'&]*+(?:&(?![lg]t;)[^'&]*+)*+&))"""
+    r"""href=(?:"(?:mailto:|[A-Za-z]:|[^"&]*+(?:&(?![lg]t;)[^"&]*+)*+&)"""
+    r"""|'(?:mailto:|[A-Za-z]:|[^'&]*+(?:&(?![lg]t;)[^'&]*+)*+&))"""
 )
 #: A link's start tag, with its ``href`` (quoted as lxml quotes it), and its text, up to
 #: its end tag.
@@ -228,10 +230,11 @@ def _no_invalid_autolinks(html: str) -> tuple[str, int]:
     html-to-markdown would write as ``<...>`` where CommonMark would not read that as a
     link, and how many."""
     pieces: list[str] = []
-    position = 0
+    position = scanned = 0
     for suspect in _SUSPECT_HREF.finditer(html):
-        start = html.rfind("<", position, suspect.start())
-        link = _LINK.match(html, start) if start >= 0 else None
+        start = html.rfind("<", max(position, scanned), suspect.start())  # each stretch read once
+        scanned = suspect.start()
+        link = _LINK.match(html, start) if start >= 0 else None  # -1: the tag read before
         if link is None or not _writes_invalid_autolink(link):
             continue
         pieces += (html[position : link.end()], _NOT_AUTOLINK)
@@ -304,13 +307,13 @@ def _stand_in(match: re.Match[str]) -> str:
 
 
 def _escape(match: re.Match[str], lines: _Lines) -> str:
-    if match.group() == _NOT_AUTOLINK:
-        return ""
     start, markdown = match.start(), match.string
     run = start
     while run and markdown[run - 1] == "\\":
         run -= 1
     extra = "\\" if (start - run) % 2 else ""  # the bare backslash before it, escaped
+    if match.group() == _NOT_AUTOLINK:
+        return extra
     stand_in = match.group()
     if stand_in == _BANG:  # an image's opening only where the converter's link follows
         return extra + ("\\!" if markdown.startswith("[", start + 1) else "!")
