@@ -205,9 +205,10 @@ FRAGMENTS = [
     ("<ul><li><input type=checkbox checked> done</li></ul>", "a task list's box stays", "- [x] done"),
     (
         '<ul><li><label><input type="checkbox" checked disabled></label> done</li>'
-        "<li><p><input type=checkbox> open</p></li><li><b>k</b> <input type=checkbox> z</li></ul>",
+        "<li><p><input type=checkbox> open</p></li><li><b>k</b> <input type=checkbox> z</li>"
+        '<li><!-- id --><i class="fa"></i> <input type=checkbox> icon</li></ul>',
         "a box that opens a list item through what holds it is a task's",
-        "- [x] done\n\n- [ ] open\n\n- **k** z",
+        "- [x] done\n\n- [ ] open\n\n- **k** z\n\n- [ ] icon",
     ),
     (
         "<table><tr><td>Spelling</td><td><input type=checkbox></td></tr></table>"
@@ -533,6 +534,13 @@ def test_html2text_writes_an_images_text_apart_from_words():
     )
     markdown = convert(main_content(f"<html><body><main>{html}</main></body></html>"), BASE, HTML2TEXT).markdown
     assert markdown == "## Header icon Beijing\n\nRated star star now. *[sp014](http://x.test/s) Wir haben* (a)"
+    html = (
+        '<p>See <em><img alt="Note" src="s.png"> read this <a href="#x" class="footnote"></a></em> more,'
+        ' a<sup><img alt="X" src="s.png"></sup>b <code>c</code><img alt="Y" src="s.png"> <code>d<img alt="Z"'
+        ' src="s.png">e</code></p>'
+    )
+    markdown = convert(main_content(f"<html><body><main>{html}</main></body></html>"), BASE, HTML2TEXT).markdown
+    assert markdown == "See *Note read this* more, a X b `c` Y `dZe`"
 
 
 def test_html2text_writes_no_emphasis_into_code():

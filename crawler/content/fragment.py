@@ -87,7 +87,8 @@ The steps, each a rule a reader of the Markdown would ask for:
    blocks in a list item outside the list, so that a list nested in them became
    indented code); an image with ``alt`` text gets a space
    between it and a letter or digit touching it, outside ``pre`` (:func:`_image_apart`:
-   its text stands for a picture, not for part of a word). Which elements hold a block,
+   its text stands for a picture, not for part of a word; an image in code is left as
+   it is). Which elements hold a block,
    and which are in a ``pre``, is found in one pass each (:func:`_holding`,
    :func:`_in_pre`).
 
@@ -172,7 +173,11 @@ _TRANSPARENT = frozenset(("font", "small", "big", "abbr", "label", "time", "mark
 _SHOWN_EMPTY = ("img", "br", "input", "hr")
 #: The inline elements an image's text is read through, to the words beside it.
 #: (lxml's parser puts a picture's ``img`` inside the ``source`` before it.)
-_AROUND_IMAGES = frozenset(("a", "picture", "source", *_TRANSPARENT))
+_AROUND_IMAGES = frozenset(
+    ("a", "picture", "source", "sup", "sub", "u", "s", "del", "ins", "strike", "cite", "q", "dfn", "var", *_TRANSPARENT)
+)
+#: ... and the elements beside an image whose text is read, never changed.
+_BESIDE_IMAGES = _AROUND_IMAGES | frozenset(("code", "kbd", "samp", "tt"))
 _DROPPED_TAGS = frozenset(DROPPED)
 #: What :func:`_flow` yields for an image or a form control: content, not text.
 _OBJECT = "\ufffc"
@@ -205,7 +210,7 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for image in fragment.iter("img"):
         if (image.get("src") or "").lstrip()[:5].lower() == "data:":
             edits[image] = image.get("alt") or ""
-        elif (image.get("alt") or "").strip() and next(image.iterancestors("pre"), None) is None:
+        elif (image.get("alt") or "").strip() and next(image.iterancestors("pre", *_CODE_SPANS), None) is None:
             _image_apart(image)  # step 6
     for button in fragment.iter("button"):
         classes = (button.get("class") or "").lower().split()
@@ -275,14 +280,18 @@ _SOURCE_ENDINGS = (".rst", ".txt", ".md", ".rst\n", ".txt\n", ".md\n")
 
 def _task_box(box: lxml.html.HtmlElement) -> bool:
     """True if ``box`` is a checkbox that opens a list item (GFM 5.3, a task list
-    item's ``[ ]`` or ``[x]``): no element and no text before it in the item, through
-    the elements that hold it (a ``p``, or a ``label`` as MkDocs writes it)."""
+    item's ``[ ]`` or ``[x]``): no text and no element that shows something before it
+    in the item, through the elements that hold it (a ``p``, or a ``label`` as MkDocs
+    writes it)."""
     if (box.get("type") or "").lower() != "checkbox":
         return False
     element = box
     for _level in range(_BOX_WALK):
         parent = element.getparent()
-        if parent is None or element.getprevious() is not None or not _blank(parent.text):
+        previous = element.getprevious()
+        while previous is not None and _blank(previous.tail) and _shows_nothing(previous):
+            previous = previous.getprevious()  # a comment
+        if parent is None or previous is not None or not _blank(parent.text):
             return False
         if parent.tag == "li":
             return True
@@ -324,7 +333,7 @@ def _image_apart(image: lxml.html.HtmlElement) -> None:
             if previous.tail:
                 if previous.tail[-1].isalnum():
                     previous.tail += " "
-            elif previous.tag in _AROUND_IMAGES and text_of(previous)[-1:].isalnum():
+            elif previous.tag in _BESIDE_IMAGES and text_of(previous)[-1:].isalnum():
                 previous.tail = " "
             break
         parent = node.getparent()
@@ -353,7 +362,7 @@ def _opens_with_word(element: lxml.html.HtmlElement) -> bool:
     for _level in range(_BOX_WALK):
         if element.tag == "img":
             return bool((element.get("alt") or "").strip())
-        if element.tag not in _AROUND_IMAGES:
+        if element.tag not in _BESIDE_IMAGES:
             return False
         if element.text:
             return element.text[0].isalnum()

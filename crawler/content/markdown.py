@@ -97,6 +97,7 @@ class CorpusHTML2Text(html2text.HTML2Text):
         self._in_cell = False
         self._flat_depth = 0
         self._span_pending = 0
+        self._image_opened = False
 
     def _set_in_cell(self, in_cell: bool) -> None:
         """Enter or leave a cell. The cell-mode hooks are bound on the instance only
@@ -125,6 +126,10 @@ class CorpusHTML2Text(html2text.HTML2Text):
         # html2text strips both ends of an emphasis's first text: the space before a
         # link or an inner emphasis went with it ("Part of the[Stable ABI](...)")
         space_after = self.stressed and data[-1:].isspace() and bool(data.strip())
+        if self._image_opened:  # html2text strips the emphasis's first text: an image's was
+            self._image_opened = False
+            if self.stressed and data[:1].isspace() and data.strip():
+                self.space = True
         super().handle_data(data, entity_char)
         if space_after:
             self.space = True
@@ -141,7 +146,7 @@ class CorpusHTML2Text(html2text.HTML2Text):
             return
         if start and tag == "img" and self.stressed and (attrs.get("alt") or "").strip():
             super().handle_tag(tag, attrs, start)
-            self.stressed = False  # the image's text opened the emphasis: the next text keeps its space
+            self._image_opened = True  # the next text keeps its leading space (handle_data)
             return
         if start and tag == "input" and (attrs.get("type") or "").lower() == "checkbox":
             self.o("[x]" if "checked" in attrs else "[ ]")  # a task list's box: the only ones

@@ -112,9 +112,15 @@ def render(markdown: str) -> str:
 
 
 def _opens_list_item(element: lxml.html.HtmlElement) -> bool:
-    """Nothing before ``element`` in its list item, through the elements holding it."""
+    """Nothing shown before ``element`` in its list item, through the elements holding
+    it (an empty element is nothing shown)."""
     for parent in element.iterancestors():
-        if element.getprevious() is not None or (parent.text or "").strip():
+        previous = element.getprevious()
+        while previous is not None and not "".join(previous.itertext()).strip() and not (previous.tail or "").strip():
+            if previous.tag in ("img", "input") or next(previous.iter("img", "input"), None) is not None:
+                break
+            previous = previous.getprevious()
+        if previous is not None or (parent.text or "").strip():
             return False
         if parent.tag == "li":
             return True
