@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 import sys
+import urllib.parse
 from collections.abc import Iterable, Iterator
 from typing import BinaryIO
 
@@ -49,7 +50,20 @@ def seed_url(raw: str) -> str:
 
 
 def _invalid(raw: str) -> str:
-    return f"invalid seed URL {raw!r}: need an absolute http:// or https:// URL"
+    return f"invalid seed URL {raw!r}: {_why(raw)}"
+
+
+def _why(raw: str) -> str:
+    """What is wrong with ``raw``, a URL :func:`request_url` refused: its port, when it
+    is an http(s) URL with a host and a port that is no number from 0 to 65535 (WHATWG
+    URL, port state), else that it is no absolute http(s) URL."""
+    try:
+        parts = urllib.parse.urlsplit(raw.strip())
+        if parts.scheme.lower() in ("http", "https") and parts.hostname:
+            parts.port  # noqa: B018  # ValueError for a port out of range or not a number
+    except ValueError:
+        return "its port must be a number from 0 to 65535"
+    return "need an absolute http:// or https:// URL"
 
 
 def parse_seed_lines(lines: Iterable[str], source: str) -> list[str]:

@@ -10,6 +10,7 @@ from crawler.errors import ConfigError
 from crawler.seeds import combine, parse_seed_lines, read_seed_file
 
 NEED = "need an absolute http:// or https:// URL"
+PORT = "its port must be a number from 0 to 65535"
 
 
 @pytest.mark.parametrize(
@@ -40,7 +41,9 @@ def test_parse_seed_lines(lines, expected):
         (["http://a.example/", "", "ftp://x"], f"sites.txt line 3: invalid seed URL 'ftp://x': {NEED}"),
         (["a.example/docs"], f"sites.txt line 1: invalid seed URL 'a.example/docs': {NEED}"),
         (["/relative"], f"sites.txt line 1: invalid seed URL '/relative': {NEED}"),
-        (["http://127.0.0.1:99999/"], f"sites.txt line 1: invalid seed URL 'http://127.0.0.1:99999/': {NEED}"),
+        (["http://127.0.0.1:99999/"], f"sites.txt line 1: invalid seed URL 'http://127.0.0.1:99999/': {PORT}"),
+        (["https://a.example:8x/"], f"sites.txt line 1: invalid seed URL 'https://a.example:8x/': {PORT}"),
+        (["ftp://a.example:99999/"], f"sites.txt line 1: invalid seed URL 'ftp://a.example:99999/': {NEED}"),
         (
             ["# ok", "http://a.example/ http://b.example/"],
             "sites.txt line 2: one URL per line, found 'http://a.example/ http://b.example/'",
