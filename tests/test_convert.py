@@ -190,10 +190,12 @@ FRAGMENTS = [
         "- [Log in](http://x.test/user)\n  - or\n\n    - [New password](http://x.test/pw)",
     ),
     (
-        '<p><a href="/r"><div>Porridge</div><div>(0)</div><hr><div><p>65 Min.</p></div></a></p>'
-        "<table><tr><td>Online</td><td><hr>Guests: 1</td></tr><tr><td>a</td><td>b</td></tr></table>",
+        '<p><a href="/r"><div>Porridge</div><div>(0)</div><hr><div><p>65 Min.</p></div></a>'
+        ' <a href="/s"><span>Soup</span><hr><span>5 min</span></a></p>'
+        "<table><tr><td>Online</td><td>1<hr>Guests: 1</td></tr><tr><td>a</td><td>b</td></tr></table>",
         "a thematic break in a link or a cell is no text",
-        "[Porridge (0) 65 Min.](http://x.test/r)\n\nOnline\n\n---\n\nGuests: 1\n\na\n\nb",
+        "[Porridge (0) 65 Min.](http://x.test/r) [Soup 5 min](http://x.test/s)\n\n"
+        "| Online | 1 Guests: 1 |\n| --- | --- |\n| a | b |",
     ),
     (
         '<ul><li><a href="/b"><img src="r.gif" alt="Ile d`Arz" title="Ile d`Arz"></a></li>'
@@ -201,6 +203,15 @@ FRAGMENTS = [
         "a backtick in an image's text opens no code span",
         '- [![Ile d\\`Arz](http://x.test/dir/r.gif "Ile d`Arz")](http://x.test/b)\n'
         '- [Sundown](http://x.test/m "Mozart`s")',
+    ),
+    (
+        "<table><tr><th>Feature</th><th>Free</th><th>Pro</th></tr><tr><td>Export</td>"
+        '<td><input type="checkbox" disabled></td><td><input type="checkbox" checked disabled></td></tr></table>'
+        "<ul><li><code><input type=checkbox checked>ls -l</code></li></ul>"
+        '<pre>html += `&lt;img alt="` + alt;</pre>',
+        "a comparison table's marks stay, code keeps its text",
+        "| Feature | Free | Pro |\n| --- | --- | --- |\n| Export | [ ] | [x] |\n\n- `ls -l`\n\n"
+        '```\nhtml += `<img alt="` + alt;\n```',
     ),
     ("<ul><li><input type=checkbox checked> done</li></ul>", "a task list's box stays", "- [x] done"),
     (
@@ -225,7 +236,7 @@ FRAGMENTS = [
         '<p>a <span style="display:none">b</span> <span style="visibility: hidden">c</span>'
         '<span STYLE="font-size:0">d</span><img src="m.png" alt="-" style="display: none"></p>',
         "text hidden by a style is kept",
-        "a b cd ![-](http://x.test/dir/m.png)",
+        "a b cd![-](http://x.test/dir/m.png)",
     ),
     (
         '<p>write <code class="docutils literal notranslate"><span class="pre">from</span>\n'
@@ -536,11 +547,11 @@ def test_html2text_writes_an_images_text_apart_from_words():
     assert markdown == "## Header icon Beijing\n\nRated star star now. *[sp014](http://x.test/s) Wir haben* (a)"
     html = (
         '<p>See <em><img alt="Note" src="s.png"> read this <a href="#x" class="footnote"></a></em> more,'
-        ' a<sup><img alt="X" src="s.png"></sup>b <code>c</code><img alt="Y" src="s.png"> <code>d<img alt="Z"'
-        ' src="s.png">e</code></p>'
+        ' a<sup><img alt="Ex" src="s.png"></sup>b <code>c</code><img alt="Why" src="s.png"> <code>d<img alt="Zed"'
+        ' src="s.png">e</code> <img src="t.png" alt="T">he x<img src="at.gif" alt="@">y.z</p>'
     )
     markdown = convert(main_content(f"<html><body><main>{html}</main></body></html>"), BASE, HTML2TEXT).markdown
-    assert markdown == "See *Note read this* more, a X b `c` Y `dZe`"
+    assert markdown == "See *Note read this* more, a Ex b `c` Why `dZede` The x@y.z"
 
 
 def test_html2text_writes_no_emphasis_into_code():

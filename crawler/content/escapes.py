@@ -10,8 +10,8 @@ backslash-escaped).
 
 What is marked (:data:`HTML_TO_MARKDOWN`):
 
-* a backtick: it opens a code span; also in an ``alt`` attribute, which the converters
-  copy into an image's text or the text (a backtick in an image's ``alt`` and the next
+* a backtick: it opens a code span; also in an ``alt`` attribute outside code, which
+  the converters copy into an image's text or the text (a backtick in an image's ``alt`` and the next
   one, here in its ``title``, made one code span of the Markdown between them, the link
   gone; a link's title is read as part of the link, before a code span could open);
 * an underscore at either end of a word (``__init__`` is bold text otherwise); one
@@ -149,10 +149,12 @@ _SUSPECT_HREF = re.compile(
     r"""href=(?:"(?:mailto:|[A-Za-z]:|[^"&]*+(?:&(?![lg]t;)[^"&]*+)*+&)"""
     r"""|'(?:mailto:|[A-Za-z]:|[^'&]*+(?:&(?![lg]t;)[^'&]*+)*+&))"""
 )
-#: A link's start tag, with its ``href`` (quoted as lxml quotes it), and its text, up to
-#: its end tag.
+#: A link's start tag, with its ``href`` (quoted as lxml quotes it; not a ``data-href``),
+#: and its text, up to its end tag and at most 2,048 characters (a longer text is no
+#: URL an autolink would hold, and a link holding links is not read to its end again
+#: for each).
 _LINK = re.compile(
-    r"""<a\s[^>]*?\bhref=(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)')[^>]*>(?P<text>.*?)(?=</a\s*>)""",
+    r"""<a\s[^>]*?(?<![\w-])href=(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)')[^>]*>(?P<text>.{0,2048}?)(?=</a\s*>)""",
     re.IGNORECASE | re.DOTALL,
 )
 #: An ``alt`` attribute holding a backtick, as lxml writes it (a ``data-alt`` too: no
@@ -210,11 +212,12 @@ def mark(html: str, escapable: re.Pattern[str] = HTML_TO_MARKDOWN) -> tuple[str,
     text = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").replace(_KEPT_BREAK, "\n")
     text, count = escapable.subn(_stand_in, text)
     parts[0::2] = text.split(_TAG_MARK)
-    pieces[0::2] = "".join(parts).split(_CODE_MARK)
-    html = "".join(pieces)
-    if "`" in html and _BACKTICK_ATTRIBUTE.search(html):
-        html, marked = _BACKTICK_ATTRIBUTE.subn(_backticks_marked, html)
+    outside_code = "".join(parts)  # its text's backticks are stand-ins now: any left is in a tag
+    if "`" in outside_code and _BACKTICK_ATTRIBUTE.search(outside_code):
+        outside_code, marked = _BACKTICK_ATTRIBUTE.subn(_backticks_marked, outside_code)
         count += marked
+    pieces[0::2] = outside_code.split(_CODE_MARK)
+    html = "".join(pieces)
     if escapable is HTML_TO_MARKDOWN and _SUSPECT_HREF.search(html):
         html, guarded = _no_invalid_autolinks(html)
         count += guarded

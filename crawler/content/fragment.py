@@ -12,9 +12,10 @@ The steps, each a rule a reader of the Markdown would ask for:
    drawing: html-to-markdown writes it as a ``data:`` image, kilobytes of base64),
    ``iframe``, ``object``, ``embed``, ``audio``, ``video``, ``canvas`` (their fallback
    text is for browsers that cannot play them), ``select``, ``textarea`` and ``input``
-   (form controls: an option list is not prose; a checkbox that opens a list item stays,
-   a task list's ``[x]``: html-to-markdown writes ``[ ]`` for one that opens a table
-   cell too, a filter form's box), and ``noscript`` and ``template`` (HTML standard 4.12: content for
+   (form controls: an option list is not prose; a checkbox that opens a list item
+   stays, a task list's ``[x]``, and so does a ``disabled`` one that opens a table cell,
+   a comparison table's mark: html-to-markdown wrote ``[ ]`` for any that opens a cell,
+   a filter form's box too), and ``noscript`` and ``template`` (HTML standard 4.12: content for
    browsers without scripting, and inert content). Text around them stays. Content
    hidden by markup stays: a closed tab panel or a collapsed answer is text a reader
    opens. The ``hidden`` and ``style`` attributes go (HTML standard 6.1 and CSS
@@ -39,9 +40,8 @@ The steps, each a rule a reader of the Markdown would ask for:
    line break, and html2text wrote an emphasis's asterisks into the code
    (`` `a**c**d` ``); the code stays byte for byte.
 4. **A layout table becomes blocks**: a table with a list, a definition list, a code
-   block, a quotation, a heading, a thematic break (``hr``) or a table in a cell (a pipe
-   table's row is one line: no converter can put them there; an ``hr`` was written as
-   the text ``---``), or a one-row table without a header cell (``th``)
+   block, a quotation, a heading or a table in a cell (a pipe table's row is one line:
+   no converter can put them there), or a one-row table without a header cell (``th``)
    one of whose cells holds two or more paragraphs with text (``p`` or ``div``: a page
    laid out in columns, such as python3.11-doc's index), has its rows and cells made
    ``div`` elements, so its content is written in order instead of as a broken table
@@ -53,7 +53,8 @@ The steps, each a rule a reader of the Markdown would ask for:
    and a spreadsheet or a calendar saved as HTML has both. A table most of whose cells
    hold no text (spacers and pictures laid out around a few words), or one with a cell
    spanning rows (html-to-markdown misplaces the cells below it), keeps it, and
-   html-to-markdown its own rule.
+   html-to-markdown its own rule. In a table that stays one, a thematic break (``hr``)
+   in a cell becomes a space (it was written as the text ``---``).
 5. **Emphasis a CommonMark document cannot say is unwrapped**: ``b``, ``strong``,
    ``em`` and ``i`` around block content (paragraphs, lists, headings, or two line
    breaks in a row with content on both sides, which the converters write as a blank
@@ -86,9 +87,9 @@ The steps, each a rule a reader of the Markdown would ask for:
    space as an empty item and a paragraph after it, ``1.\n\n   text``, and a form's
    blocks in a list item outside the list, so that a list nested in them became
    indented code); an image with ``alt`` text gets a space
-   between it and a letter or digit touching it, outside ``pre`` (:func:`_image_apart`:
-   its text stands for a picture, not for part of a word; an image in code is left as
-   it is). Which elements hold a block,
+   between it and a letter or digit touching it, outside code, unless that text is one
+   character (:func:`_image_apart`: its text stands for a picture, not for part of a
+   word; a drop cap's ``T`` is the word's). Which elements hold a block,
    and which are in a ``pre``, is found in one pass each (:func:`_holding`,
    :func:`_in_pre`).
 
@@ -102,6 +103,7 @@ Linear in the fragment: the edits are applied at the end, one rebuild per parent
 from __future__ import annotations
 
 import copy
+import itertools
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -162,7 +164,7 @@ _AS_DIV = ("article", "section", "aside", "header", "footer", "main", "form")
 _BOX_WALK = 8
 #: What a pipe table's cell cannot hold (a row is one line): a table with one of these
 #: in a cell is for layout.
-_CELL_BLOCKS = ("ul", "ol", "dl", "pre", "blockquote", "table", "hr", "h1", "h2", "h3", "h4", "h5", "h6")
+_CELL_BLOCKS = ("ul", "ol", "dl", "pre", "blockquote", "table", "h1", "h2", "h3", "h4", "h5", "h6")
 #: Inline elements whose edges are not where an emphasis inside them meets other
 #: markup: those the converter writes as their content alone, and emphasis (a
 #: delimiter run at its edge joins the outer one, ``***``, whose neighbours count).
@@ -174,7 +176,7 @@ _SHOWN_EMPTY = ("img", "br", "input", "hr")
 #: The inline elements an image's text is read through, to the words beside it.
 #: (lxml's parser puts a picture's ``img`` inside the ``source`` before it.)
 _AROUND_IMAGES = frozenset(
-    ("a", "picture", "source", "sup", "sub", "u", "s", "del", "ins", "strike", "cite", "q", "dfn", "var", *_TRANSPARENT)
+    ("a", "picture", "source", "sup", "sub", "u", "s", "del", "ins", "strike", "cite", "dfn", "var", *_TRANSPARENT)
 )
 #: ... and the elements beside an image whose text is read, never changed.
 _BESIDE_IMAGES = _AROUND_IMAGES | frozenset(("code", "kbd", "samp", "tt"))
@@ -185,6 +187,7 @@ _OBJECT = "\ufffc"
 MAX_BREAKS = 32
 #: Elements written as code spans.
 _CODE_SPANS = frozenset(("code", "kbd", "samp", "tt"))
+_CODE_TAGS = _CODE_SPANS | {"pre"}
 #: Block content an emphasis delimiter run cannot span (CommonMark: inlines live inside
 #: one paragraph or heading).
 _BLOCKS = (
@@ -210,7 +213,7 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for image in fragment.iter("img"):
         if (image.get("src") or "").lstrip()[:5].lower() == "data:":
             edits[image] = image.get("alt") or ""
-        elif (image.get("alt") or "").strip() and next(image.iterancestors("pre", *_CODE_SPANS), None) is None:
+        elif _names_a_picture(image) and next(image.iterancestors("pre", *_CODE_SPANS), None) is None:
             _image_apart(image)  # step 6
     for button in fragment.iter("button"):
         classes = (button.get("class") or "").lower().split()
@@ -260,8 +263,10 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for table in fragment.iter("table"):
         if any(block is not table for block in table.iter(*_CELL_BLOCKS)) or _columns(table):
             _flatten(table)
-        elif table.get("border") is not None and _data_grid(table):
-            del table.attrib["border"]  # a table of data: not a list (step 4)
+        else:
+            if table.get("border") is not None and _data_grid(table):
+                del table.attrib["border"]  # a table of data: not a list (step 4)
+            edits.update(dict.fromkeys(table.iter("hr"), " "))  # a cell's line cannot hold one
     for element in list(fragment.iter(*_EMPHASIS)):  # line breaks move out of them
         if element in edits:  # in code, unwrapped already
             continue
@@ -279,21 +284,23 @@ _SOURCE_ENDINGS = (".rst", ".txt", ".md", ".rst\n", ".txt\n", ".md\n")
 
 
 def _task_box(box: lxml.html.HtmlElement) -> bool:
-    """True if ``box`` is a checkbox that opens a list item (GFM 5.3, a task list
-    item's ``[ ]`` or ``[x]``): no text and no element that shows something before it
-    in the item, through the elements that hold it (a ``p``, or a ``label`` as MkDocs
-    writes it)."""
+    """True if ``box`` is a checkbox that shows a state: one that opens a list item (GFM
+    5.3, a task list item's ``[ ]`` or ``[x]``), or a ``disabled`` one (no form's
+    control: a comparison table's mark) that opens a table cell, where html-to-markdown
+    writes it too. Opens: no text and no element that shows something before it, through
+    the elements that hold it (a ``p``, or a ``label`` as MkDocs writes it), none code."""
     if (box.get("type") or "").lower() != "checkbox":
         return False
+    opened = ("li", "td", "th") if box.get("disabled") is not None else ("li",)
     element = box
     for _level in range(_BOX_WALK):
         parent = element.getparent()
         previous = element.getprevious()
         while previous is not None and _blank(previous.tail) and _shows_nothing(previous):
             previous = previous.getprevious()  # a comment
-        if parent is None or previous is not None or not _blank(parent.text):
+        if parent is None or previous is not None or not _blank(parent.text) or parent.tag in _CODE_TAGS:
             return False
-        if parent.tag == "li":
+        if parent.tag in opened:
             return True
         element = parent
     return False
@@ -348,6 +355,13 @@ def _image_apart(image: lxml.html.HtmlElement) -> None:
         node = parent
 
 
+def _names_a_picture(image: lxml.html.HtmlElement) -> bool:
+    """True if ``image``'s ``alt`` text is more than one character: one character stands
+    for a letter or a sign of the text (a drop cap's ``T``, an address's ``@``, a glyph
+    missing from the font), which is part of the word beside it."""
+    return len((image.get("alt") or "").strip()) > 1
+
+
 def _shows_nothing(element: lxml.html.HtmlElement) -> bool:
     """A comment, an element step 1 drops, or an empty inline element (an icon font's
     ``<i class="fa ...">``, a picture's ``source``)."""
@@ -361,7 +375,7 @@ def _opens_with_word(element: lxml.html.HtmlElement) -> bool:
     with ``alt`` text."""
     for _level in range(_BOX_WALK):
         if element.tag == "img":
-            return bool((element.get("alt") or "").strip())
+            return _names_a_picture(element)
         if element.tag not in _BESIDE_IMAGES:
             return False
         if element.text:
@@ -475,11 +489,14 @@ def _data_grid(table: lxml.html.HtmlElement) -> bool:
 def _empty(link: lxml.html.HtmlElement) -> bool:
     """A link that shows nothing a reader can read: no text, no image with ``alt`` text
     (the converter would write its ``aria-label``, ``title`` or URL in its place), the
-    text and images of the elements step 1 drops not counted."""
+    text and images of the elements step 1 drops not counted (a link holding one of them
+    and more than :data:`LINK_WALK` elements counts as shown, not copied to be read)."""
     if not len(link):
         return True
     shown = link
     if next(link.iter(*DROPPED), None) is not None:  # an icon's svg holds a title, a
+        if next(itertools.islice(link.iterdescendants(), LINK_WALK, None), None) is not None:
+            return False  # too much to be an icon: not copied (links nested in links)
         shown = copy.deepcopy(link)  # noscript the image a script would show
         for element in list(shown.iter(*DROPPED)):
             element.drop_tree()
@@ -605,8 +622,8 @@ def _link_apart(link: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, 
     """Step 6 for a link that has children: the line breaks that end its content move
     after it (html-to-markdown dropped them and glued the next word to the link:
     ``<a href=u>u<br></a>Wer`` gave ``<u>Wer``); one holding a ``pre`` is unwrapped (a
-    link's text cannot hold a code block); a thematic break (``hr``) in one goes (it was
-    written as the text ``---``); one holding another block gets a line break
+    link's text cannot hold a code block); a thematic break (``hr``) in one becomes a
+    space (it was written as the text ``---``); one holding another block gets a line break
     where text or an inline element touches it on either side, outside a heading (a
     reader sees the block's lines apart, and the converter writes the link inline:
     ``speichern<a><p>Welcher</p></a>`` gave ``speichern[Welcher](...)``; a heading is one
@@ -625,7 +642,7 @@ def _link_apart(link: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, 
     if "pre" in blocks:
         edits[link] = None
         return
-    edits.update(dict.fromkeys(rules, ""))  # a link's text cannot hold one: it was the text ---
+    edits.update(dict.fromkeys(rules, " "))  # a link's text cannot hold one: it was the text ---
     if not blocks or any(isinstance(a.tag, str) and a.tag in _HEADINGS for a in link.iterancestors()):
         return
     before, after, parent = link.getprevious(), link.getnext(), link.getparent()

@@ -7,10 +7,11 @@ Used by ``tests/test_convert.py`` and ``bench/fidelity.py``. What a converter dr
 design is dropped from the source first: ``script``, ``style``, ``template`` and
 ``noscript`` elements and HTML comments; an image counts as its ``alt`` text, apart from a
 letter or a digit beside it (a browser shows the image beside a word, never as part of
-it: :func:`_beside_words`); an inline quotation (``q``) counts as its text in quotation
-marks (as a browser shows it), and a checkbox that opens a list item (nothing before it
-in the item, through the elements holding it: GFM 5.3) as a task list's ``[x]`` or
-``[ ]``. A heading or a table without words is not counted (nothing in it to keep), and
+it: :func:`_beside_words`) unless that text is one character (a drop cap's ``T``, an
+address's ``@``); an inline quotation (``q``) counts as its text in quotation marks (as
+a browser shows it), and a checkbox that opens a list item (nothing before it in the
+item, through the elements holding it: GFM 5.3), or a ``disabled`` one that opens a
+table cell, as ``[x]`` or ``[ ]``. A heading or a table without words is not counted (nothing in it to keep), and
 a table counts as its grid (every row as wide as the widest, ``colspan`` and ``rowspan``
 spread), as a pipe table writes it. Raw HTML
 in the Markdown counts against it (:attr:`Fidelity.raw_html`): a reader renders it as
@@ -48,7 +49,7 @@ _BESIDE_WORD = re.compile(r"(?<=[^\W_])\ufdee|\ufdef(?=[^\W_]|\ufdee)")
 _MARKS = re.compile("[\ufdee\ufdef]")
 _HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
 #: Block content that a GFM pipe table's cell cannot hold (one line per row).
-_CELL_BLOCKS = ("ul", "ol", "dl", "pre", "blockquote", "table", "hr", *_HEADINGS)  # a lone <p> fits a cell
+_CELL_BLOCKS = ("ul", "ol", "dl", "pre", "blockquote", "table", *_HEADINGS)  # a lone <p> fits a cell
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,10 +112,12 @@ def render(markdown: str) -> str:
     return _RENDERER.render(markdown)
 
 
-def _opens_list_item(element: lxml.html.HtmlElement) -> bool:
-    """Nothing shown before ``element`` in its list item, through the elements holding
-    it (an empty element is nothing shown)."""
+def _opens(element: lxml.html.HtmlElement, containers: tuple[str, ...]) -> bool:
+    """Nothing shown before ``element`` in its list item or table cell (``containers``),
+    through the elements holding it, none code (an empty element is nothing shown)."""
     for parent in element.iterancestors():
+        if parent.tag in ("pre", "code", "kbd", "samp", "tt"):
+            return False
         previous = element.getprevious()
         while previous is not None and not "".join(previous.itertext()).strip() and not (previous.tail or "").strip():
             if previous.tag in ("img", "input") or next(previous.iter("img", "input"), None) is not None:
@@ -122,7 +125,7 @@ def _opens_list_item(element: lxml.html.HtmlElement) -> bool:
             previous = previous.getprevious()
         if previous is not None or (parent.text or "").strip():
             return False
-        if parent.tag == "li":
+        if parent.tag in containers:
             return True
         element = parent
     return False
@@ -153,11 +156,12 @@ def shape(html: str, base: str, rendered: bool = False) -> Shape:
         else:
             quote.text += '"'
     for box in list(root.iter("input")):  # a GFM task list item's box: [x] or [ ]; others show no text
-        if (box.get("type") or "").lower() == "checkbox" and _opens_list_item(box):
+        opened = ("li", "td", "th") if box.get("disabled") is not None else ("li",)
+        if (box.get("type") or "").lower() == "checkbox" and _opens(box, opened):
             _replace_with_text(box, "[x] " if box.get("checked") is not None else "[ ] ")  # a word of its own
     for image in list(root.iter("img")):
         alt = image.get("alt") or ""
-        _replace_with_text(image, f"{_IMAGE}{alt}{_IMAGE_END}" if alt.strip() else alt)  # see _beside_words
+        _replace_with_text(image, f"{_IMAGE}{alt}{_IMAGE_END}" if len(alt.strip()) > 1 else alt)  # _beside_words
     # HTML: a newline right after <pre>'s start tag is not part of its content
     pre = [_beside_words("".join(p.itertext())) for p in root.iter("pre")]
     pre = [(text if rendered else _strip_one(text, "\n")).rstrip("\n") for text in pre]
