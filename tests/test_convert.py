@@ -199,10 +199,10 @@ FRAGMENTS = [
     ),
     (
         '<ul><li><a href="/b"><img src="r.gif" alt="Ile d`Arz" title="Ile d`Arz"></a></li>'
-        '<li><a href="/m" title="Mozart`s">Sundown</a></li></ul>',
-        "a backtick in an image's text opens no code span",
+        '<li><a href="/m" title="Mozart`s">Sundown</a></li><li><img src="f.png" alt="(Foto)&amp;nbsp;"></li></ul>',
+        "a backtick or a reference's text in an image's text is as written",
         '- [![Ile d\\`Arz](http://x.test/dir/r.gif "Ile d`Arz")](http://x.test/b)\n'
-        '- [Sundown](http://x.test/m "Mozart`s")',
+        '- [Sundown](http://x.test/m "Mozart`s")\n- ![(Foto)\\&nbsp;](http://x.test/dir/f.png)',
     ),
     (
         "<table><tr><th>Feature</th><th>Free</th><th>Pro</th></tr><tr><td>Export</td>"

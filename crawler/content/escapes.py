@@ -11,9 +11,12 @@ backslash-escaped).
 What is marked (:data:`HTML_TO_MARKDOWN`):
 
 * a backtick: it opens a code span; also in an ``alt`` attribute outside code, which
-  the converters copy into an image's text or the text (a backtick in an image's ``alt`` and the next
-  one, here in its ``title``, made one code span of the Markdown between them, the link
-  gone; a link's title is read as part of the link, before a code span could open);
+  the converters copy into an image's text or the text as it is (a backtick in an
+  image's ``alt`` and the next one, here in its ``title``, made one code span of the
+  Markdown between them, the link gone; a link's title is read as part of the link,
+  before a code span could open), and so is an ``&`` there that opens a character
+  reference (an ``alt`` of ``Soy502)&amp;nbsp;`` was written ``&nbsp;``, a no-break
+  space to a reader);
 * an underscore at either end of a word (``__init__`` is bold text otherwise); one
   inside a word (``import_name``) is left bare, as CommonMark never reads it as
   emphasis (6.2: ``_`` opens or closes emphasis only at a word's edge);
@@ -157,9 +160,15 @@ _LINK = re.compile(
     r"""<a\s[^>]*?(?<![\w-])href=(?:"(?P<dq>[^"]*)"|'(?P<sq>[^']*)')[^>]*>(?P<text>.{0,2048}?)(?=</a\s*>)""",
     re.IGNORECASE | re.DOTALL,
 )
-#: An ``alt`` attribute holding a backtick, as lxml writes it (a ``data-alt`` too: no
-#: converter writes it, so its stand-in is never seen).
-_BACKTICK_ATTRIBUTE = re.compile(r"""alt=(?:"[^"`]*+`[^"]*+"|'[^'`]*+`[^']*+')""")
+#: An ``alt`` attribute holding a backtick or a character reference's text, as lxml
+#: writes it (a ``data-alt`` too: no converter writes it, so its stand-ins are never seen).
+_ALT_MARKUP = re.compile(
+    r'alt=(?:"[^"`&]*+(?:&(?!#?[A-Za-z0-9]+;)[^"`&]*+)*+[`&][^"]*+"'
+    r"|'[^'`&]*+(?:&(?!#?[A-Za-z0-9]+;)[^'`&]*+)*+[`&][^']*+')"
+)
+#: In an ``alt`` value as lxml writes it: a backtick, and an ``&`` (``&amp;``) that opens
+#: a character reference of the page's text (``&amp;nbsp;``, shown as ``&nbsp;``).
+_IN_ALT = re.compile(r"`|&amp;(?=#?[A-Za-z0-9]+;)")
 #: What CommonMark 0.31, 6.5 reads between ``<`` and ``>`` as a link: an absolute URI
 #: (a scheme of 2-32 characters, then no space, control, ``<`` or ``>``) or an e-mail
 #: address (the HTML standard's "valid e-mail address").
@@ -213,8 +222,8 @@ def mark(html: str, escapable: re.Pattern[str] = HTML_TO_MARKDOWN) -> tuple[str,
     text, count = escapable.subn(_stand_in, text)
     parts[0::2] = text.split(_TAG_MARK)
     outside_code = "".join(parts)  # its text's backticks are stand-ins now: any left is in a tag
-    if "`" in outside_code and _BACKTICK_ATTRIBUTE.search(outside_code):
-        outside_code, marked = _BACKTICK_ATTRIBUTE.subn(_backticks_marked, outside_code)
+    if _ALT_MARKUP.search(outside_code):  # one scan for "alt=": 0.05 ms of a 54 KB page
+        outside_code, marked = _ALT_MARKUP.subn(_alt_marked, outside_code)
         count += marked
     pieces[0::2] = outside_code.split(_CODE_MARK)
     html = "".join(pieces)
@@ -224,8 +233,8 @@ def mark(html: str, escapable: re.Pattern[str] = HTML_TO_MARKDOWN) -> tuple[str,
     return html, count > 0
 
 
-def _backticks_marked(match: re.Match[str]) -> str:
-    return match.group().replace("`", _MARKS["`"])
+def _alt_marked(match: re.Match[str]) -> str:
+    return _IN_ALT.sub(lambda found: _MARKS[found.group()], match.group())
 
 
 def _no_invalid_autolinks(html: str) -> tuple[str, int]:
