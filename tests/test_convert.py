@@ -529,12 +529,17 @@ def test_both_converters_read_text_across_spans_as_one_text():
         assert (conversion.markdown, what, error) == ("-h, --help\n\nShow the help.", "main", None)
 
 
+def _html2text_of_main(html: str) -> str:
+    """html2text's Markdown of ``html`` as a page's ``main`` landmark."""
+    return convert(main_content(f"<html><body><main>{html}</main></body></html>"), BASE, HTML2TEXT).markdown
+
+
 def test_html2text_writes_a_task_lists_boxes_and_no_other():
     html = (
         "<ul><li><label><input type=checkbox checked></label> done</li><li><input type=checkbox>open</li></ul>"
         "<table><tr><td>Spelling</td><td><input type=checkbox></td></tr></table>"
     )
-    markdown = convert(main_content(f"<html><body><main>{html}</main></body></html>"), BASE, HTML2TEXT).markdown
+    markdown = _html2text_of_main(html)
     assert markdown == "  * [x] done\n  * [ ] open\n\n| Spelling | |\n| --- | --- |"
 
 
@@ -543,14 +548,14 @@ def test_html2text_writes_an_images_text_apart_from_words():
         '<h2><img src="i.svg" alt="Header icon">Beijing</h2><p>Rated<img src="s.png" alt="star"><img src="s.png"'
         ' alt="star">now. <em><a href="/s"><img src="s.png" alt="sp014"></a>Wir haben</em> (<img src="a" alt="a">)</p>'
     )
-    markdown = convert(main_content(f"<html><body><main>{html}</main></body></html>"), BASE, HTML2TEXT).markdown
+    markdown = _html2text_of_main(html)
     assert markdown == "## Header icon Beijing\n\nRated star star now. *[sp014](http://x.test/s) Wir haben* (a)"
     html = (
         '<p>See <em><img alt="Note" src="s.png"> read this <a href="#x" class="footnote"></a></em> more,'
         ' a<sup><img alt="Ex" src="s.png"></sup>b <code>c</code><img alt="Why" src="s.png"> <code>d<img alt="Zed"'
         ' src="s.png">e</code> <img src="t.png" alt="T">he x<img src="at.gif" alt="@">y.z</p>'
     )
-    markdown = convert(main_content(f"<html><body><main>{html}</main></body></html>"), BASE, HTML2TEXT).markdown
+    markdown = _html2text_of_main(html)
     assert markdown == "See *Note read this* more, a Ex b `c` Why `dZede` The x@y.z"
 
 

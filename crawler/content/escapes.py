@@ -324,9 +324,9 @@ def _escape(match: re.Match[str], lines: _Lines) -> str:
     while run and markdown[run - 1] == "\\":
         run -= 1
     extra = "\\" if (start - run) % 2 else ""  # the bare backslash before it, escaped
-    if match.group() == _NOT_AUTOLINK:
-        return extra
     stand_in = match.group()
+    if stand_in == _NOT_AUTOLINK:
+        return extra
     if stand_in == _BANG:  # an image's opening only where the converter's link follows
         return extra + ("\\!" if markdown.startswith("[", start + 1) else "!")
     rest = _AT_LINE_START.get(stand_in)

@@ -213,7 +213,7 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for image in fragment.iter("img"):
         if (image.get("src") or "").lstrip()[:5].lower() == "data:":
             edits[image] = image.get("alt") or ""
-        elif _names_a_picture(image) and next(image.iterancestors("pre", *_CODE_SPANS), None) is None:
+        elif _names_a_picture(image) and next(image.iterancestors(*_CODE_TAGS), None) is None:
             _image_apart(image)  # step 6
     for button in fragment.iter("button"):
         classes = (button.get("class") or "").lower().split()
@@ -316,13 +316,13 @@ def _image_apart(image: lxml.html.HtmlElement) -> None:
     html-to-markdown)."""
     node = image
     for _level in range(_BOX_WALK):  # after it
-        while not node.tail and (following := node.getnext()) is not None and _shows_nothing(following):
-            node = following
+        following = node.getnext()
+        while not node.tail and following is not None and _shows_nothing(following):
+            node, following = following, following.getnext()
         if node.tail:
             if node.tail[0].isalnum():
                 node.tail = " " + node.tail
             break
-        following = node.getnext()
         if following is not None:
             if _opens_with_word(following):
                 node.tail = " "
