@@ -340,6 +340,24 @@ FRAGMENTS = [
         "a link holding a block apart from the elements around it",
         "**x**  \n[W](http://x.test/w)  \n*y* [V](http://x.test/v) z",
     ),
+    (
+        '<ul><li><time>03.02.2022</time> <a href="/t" title="T">\n <h3 class="h4">Title</h3>\n</a></li>'
+        '<li><a href="/u"><h4>Other</h4></a></li></ul>',
+        "a link holding only a heading is a heading holding the link",
+        '- 03.02.2022\n  ### [Title](http://x.test/t "T")\n- #### [Other](http://x.test/u)',
+    ),
+    (
+        '<div><a href="/s"><p>Read on.</p><ul class="links"><li><a href="https://x.test/share?u=1">'
+        '<img src="t.png"></a></li>\n<li> </li></ul></a></div><p>Next</p>',
+        "a list showing nothing in a link goes",
+        "[Read on.](http://x.test/s)\n\nNext",
+    ),
+    (
+        "<ul><li>Term<div><table><tr><td>1</td><td>a</td></tr><tr><td>2</td><td>b</td></tr></table></div>"
+        "<!-- x --><table><tr><td>3</td><td>c</td></tr><tr><td>4</td><td>d</td></tr></table></li></ul>",
+        "two tables in a list item stay two",
+        "- Term\n\n    | 1 | a |\n    | --- | --- |\n    | 2 | b |\n\n    | 3 | c |\n    | --- | --- |\n    | 4 | d |",
+    ),
 ]
 
 #: Phrasing elements (HTML standard 3.2.5.2.5, and obsolete ones still found). Aside: ``a``,

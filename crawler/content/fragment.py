@@ -80,8 +80,10 @@ The steps, each a rule a reader of the Markdown would ask for:
    (the converter glued the figure's text to its image), and, like a caption, before
    the blocks are read, outside ``pre``; a ``ruby`` whose annotations all have ``rp``
    fallback parentheses is unwrapped with its parts (:func:`_rubies`); the line breaks
-   that end a link move after it, and a link holding a block gets a line break where
-   text touches it (:func:`_link_apart`); an ``article``, ``section``, ``aside``,
+   that end a link move after it, a link holding a block gets a line break where
+   text touches it, one holding only a heading goes inside the heading, and a list
+   showing nothing inside one goes (:func:`_link_apart`); two tables in a list item get a
+   line break between them (:func:`_table_apart`); an ``article``, ``section``, ``aside``,
    ``header``, ``footer``, ``main`` or ``form`` inside the fragment becomes a ``div``
    (html-to-markdown wrote a list item that opens with one of the first six after a
    space as an empty item and a paragraph after it, ``1.\n\n   text``, and a form's
@@ -195,6 +197,10 @@ _BLOCKS = (
     *("h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "hr", "header", "footer"),
 )
 _BLOCK_TAGS = frozenset(_BLOCKS)
+#: Lists, and (below) their tags with the item's: a link holding only empty lists holds
+#: no block once they go.
+_LISTS = ("ul", "ol")
+_LIST_TAGS = frozenset((*_LISTS, "li"))
 #: What step 3 unwraps inside ``pre``.
 _IN_PRE = ("a", *_BLOCKS, *_EMPHASIS, "caption", "figcaption")  # captions: written in emphasis
 
@@ -260,6 +266,7 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for link in holding:
         if link not in edits:
             _link_apart(link, edits)
+    kept: list[lxml.html.HtmlElement] = []  # tables that stay tables
     for table in fragment.iter("table"):
         if any(block is not table for block in table.iter(*_CELL_BLOCKS)) or _columns(table):
             _flatten(table)
@@ -267,6 +274,9 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
             if table.get("border") is not None and _data_grid(table):
                 del table.attrib["border"]  # a table of data: not a list (step 4)
             edits.update(dict.fromkeys(table.iter("hr"), " "))  # a cell's line cannot hold one
+            kept.append(table)
+    for table in kept:
+        _table_apart(table)
     for element in list(fragment.iter(*_EMPHASIS)):  # line breaks move out of them
         if element in edits:  # in code, unwrapped already
             continue
@@ -627,22 +637,34 @@ def _link_apart(link: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, 
     where text or an inline element touches it on either side, outside a heading (a
     reader sees the block's lines apart, and the converter writes the link inline:
     ``speichern<a><p>Welcher</p></a>`` gave ``speichern[Welcher](...)``; a heading is one
-    line). Blocks are looked for among the first :data:`LINK_WALK` descendants only, and
-    not in a link that holds a link."""
+    line); a list in one that shows no text and no image goes (html-to-markdown wrote its
+    empty items as the text ``- -``); one holding nothing but a heading goes inside the
+    heading (:func:`_heading_outside`). Blocks are looked for among the first
+    :data:`LINK_WALK` descendants only, and not in a link that holds a link."""
     _breaks_after(link, keep_whitespace=False)
+    if len(link) == 1 and link[0].tag in _HEADINGS and _blank(link.text) and _blank(link[0].tail):
+        _heading_outside(link)
+        return
     blocks: set[str] = set()
     rules = []
+    lists = []
     for count, element in enumerate(link.iterdescendants()):
-        if count == LINK_WALK or element.tag == "a":
-            return
+        if count == LINK_WALK or (element.tag == "a" and edits.get(element) != ""):
+            return  # a link that goes (an icon's, step 2) is not a link in this one
         if element.tag in _BLOCK_TAGS:
             blocks.add(element.tag)
             if element.tag == "hr":
                 rules.append(element)
+            elif element.tag in _LISTS:
+                lists.append(element)
     if "pre" in blocks:
         edits[link] = None
         return
     edits.update(dict.fromkeys(rules, " "))  # a link's text cannot hold one: it was the text ---
+    empty = [items for items in lists if _shows_no_item(items, edits)]
+    edits.update(dict.fromkeys(empty, ""))  # the converter wrote its items as the text "- -"
+    if empty and len(empty) == len(lists) and blocks <= _LIST_TAGS:
+        return
     if not blocks or any(isinstance(a.tag, str) and a.tag in _HEADINGS for a in link.iterancestors()):
         return
     before, after, parent = link.getprevious(), link.getnext(), link.getparent()
@@ -656,6 +678,64 @@ def _link_apart(link: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, 
         line_break = link.makeelement("br")
         line_break.tail, link.tail = link.tail, None
         link.addnext(line_break)
+
+
+def _table_apart(table: lxml.html.HtmlElement) -> None:
+    """Step 6 for a table that stays one: inside a list item, a line break goes after
+    it when the next thing in the text is another table, past whitespace, comments and
+    the edges of blocks (:data:`_BOX_WALK` levels each way). html-to-markdown wrote no
+    blank line between two tables in a list item, so the second one's header and
+    delimiter rows became rows of the first, ``| --- |`` written as cells."""
+    if next(table.iterancestors("li"), None) is None:
+        return
+    element, after = table, None
+    parent: lxml.html.HtmlElement | None
+    for _level in range(_BOX_WALK):  # out of the blocks it closes
+        if not _blank(element.tail):
+            return
+        after = element.getnext()
+        while after is not None and not isinstance(after.tag, str) and _blank(after.tail):
+            after = after.getnext()  # a comment
+        if after is not None:
+            break
+        parent = element.getparent()
+        if parent is None or parent.tag == "li":
+            return
+        element = parent
+    for _level in range(_BOX_WALK):  # into the blocks it opens
+        if after is None or not isinstance(after.tag, str):
+            return
+        if after.tag == "table":
+            line_break = table.makeelement("br")
+            line_break.tail, table.tail = table.tail, None
+            table.addnext(line_break)
+            return
+        if after.tag not in _BLOCK_TAGS or not _blank(after.text) or not len(after):
+            return
+        after = after[0]
+
+
+def _shows_no_item(items: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, str | None]) -> bool:
+    """Whether the list ``items`` shows no text and no image but in links that go."""
+    for image in items.iter("img"):
+        if all(edits.get(link) != "" for link in image.iterancestors("a")):
+            return False
+    return not text_of(items).strip()
+
+
+def _heading_outside(link: lxml.html.HtmlElement) -> None:
+    """Make ``link``, which holds a heading and only whitespace beside it, the heading,
+    and the heading the link: ``<a href=u><h3>T</h3></a>`` becomes ``<h3><a
+    href=u>T</a></h3>``, which says the same. html-to-markdown wrote such a link after
+    text in a list item (a teaser: a date, then the linked title) inline, the heading's
+    ``###`` as text in the line: ``- 03.02.2022 ### [T](u)``."""
+    heading = link[0]
+    link_attributes, heading_attributes = dict(link.attrib), dict(heading.attrib)
+    link.attrib.clear()
+    link.attrib.update(heading_attributes)
+    heading.attrib.clear()
+    heading.attrib.update(link_attributes)
+    link.tag, heading.tag = heading.tag, "a"
 
 
 def _into_blocks(element: lxml.html.HtmlElement) -> None:
