@@ -358,6 +358,11 @@ FRAGMENTS = [
         "two tables in a list item stay two",
         "- Term\n\n    | 1 | a |\n    | --- | --- |\n    | 2 | b |\n\n    | 3 | c |\n    | --- | --- |\n    | 4 | d |",
     ),
+    (
+        "<pre>code<basefont></pre><h3>Title</h3><p>x<bgsound>y</p>",
+        "an obsolete element the parser closes at once holds nothing",
+        "```\ncode\n```\n\n### Title\n\nxy",
+    ),
 ]
 
 #: Phrasing elements (HTML standard 3.2.5.2.5, and obsolete ones still found). Aside: ``a``,

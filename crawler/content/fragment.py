@@ -27,6 +27,10 @@ The steps, each a rule a reader of the Markdown would ask for:
    ``code`` became a hard line break splitting the code span, a nbsp kept as such or
    not by where the spans stood); nearly half the elements of python3.11-doc's main
    content are ``span``, which the steps below and the converter then do not walk.
+   The obsolete ``basefont`` and ``bgsound`` go too (the HTML standard's parser pops
+   them as soon as they open, 13.2.6.4.7, "in body": they hold nothing and show
+   nothing): html-to-markdown read one as open to the end of its parent, so one in a
+   ``pre`` took the page after it into the code block.
 2. **Links that go nowhere are unwrapped**: an ``a`` without ``href`` or with a
    ``javascript:`` one (WHATWG URL: a script, not a resource) keeps its text and loses
    the link; one that shows neither text nor an image with ``alt`` text goes, a space of
@@ -197,6 +201,8 @@ _BLOCKS = (
     *("h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "hr", "header", "footer"),
 )
 _BLOCK_TAGS = frozenset(_BLOCKS)
+#: Elements the HTML parser closes as it opens them that html-to-markdown 3.21 reads as open.
+_VOID_UNREAD = ("basefont", "bgsound")
 #: Lists, and (below) their tags with the item's: a link holding only empty lists holds
 #: no block once they go.
 _LISTS = ("ul", "ol")
@@ -209,7 +215,7 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     """Tidy ``fragment`` in place for conversion (the module docstring's steps)."""
     edits: dict[lxml.html.HtmlElement, str | None] = {}  # element -> text in its place; None: unwrap
     lxml.etree.strip_attributes(fragment, "hidden", "style")  # in C: an XPath took 5x longer
-    lxml.etree.strip_tags(fragment, "span")  # in C too; the fragment itself stays
+    lxml.etree.strip_tags(fragment, "span", *_VOID_UNREAD)  # in C too; the fragment itself stays
     for section in list(fragment.iter(*_AS_DIV)):  # step 6
         if section is not fragment:
             section.tag = "div"
