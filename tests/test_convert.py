@@ -363,6 +363,12 @@ FRAGMENTS = [
         "an obsolete element the parser closes at once holds nothing",
         "```\ncode\n```\n\n### Title\n\nxy",
     ),
+    (
+        '<blockquote><p>Prices</p></blockquote> <blockquote><p>Nights</p></blockquote><blockquote><p> </p>'
+        '<div><table><tr><th colspan="2">October</th></tr><tr><td>Mo</td><td>Tu</td></tr></table></div></blockquote>',
+        "quotations in a row stay apart",
+        "> Prices\n\n> Nights\n\n> | October | |\n> | --- | --- |\n> | Mo | Tu |",
+    ),
 ]
 
 #: Phrasing elements (HTML standard 3.2.5.2.5, and obsolete ones still found). Aside: ``a``,

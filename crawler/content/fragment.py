@@ -87,7 +87,8 @@ The steps, each a rule a reader of the Markdown would ask for:
    that end a link move after it, a link holding a block gets a line break where
    text touches it, one holding only a heading goes inside the heading, and a list
    showing nothing inside one goes (:func:`_link_apart`); two tables in a list item get a
-   line break between them (:func:`_table_apart`); an ``article``, ``section``, ``aside``,
+   line break between them (:func:`_table_apart`), and so do two quotations in a row
+   (html-to-markdown ran them into one paragraph, ``> b\n> c``); an ``article``, ``section``, ``aside``,
    ``header``, ``footer``, ``main`` or ``form`` inside the fragment becomes a ``div``
    (html-to-markdown wrote a list item that opens with one of the first six after a
    space as an empty item and a paragraph after it, ``1.\n\n   text``, and a form's
@@ -283,6 +284,10 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
             kept.append(table)
     for table in kept:
         _table_apart(table)
+    for quote in [quote for quote in fragment.iter("blockquote") if _blank(quote.tail)]:
+        after = quote.getnext()
+        if after is not None and after.tag == "blockquote":
+            _line_break_after(quote)  # html-to-markdown ran two quotations into one paragraph
     for element in list(fragment.iter(*_EMPHASIS)):  # line breaks move out of them
         if element in edits:  # in code, unwrapped already
             continue
@@ -681,9 +686,7 @@ def _link_apart(link: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, 
         link.addprevious(link.makeelement("br"))
     text_after = link.tail or (text_of(after) if after is not None and _inline(after) else None)
     if text_after and not text_after[0].isspace():
-        line_break = link.makeelement("br")
-        line_break.tail, link.tail = link.tail, None
-        link.addnext(line_break)
+        _line_break_after(link)
 
 
 def _table_apart(table: lxml.html.HtmlElement) -> None:
@@ -712,13 +715,18 @@ def _table_apart(table: lxml.html.HtmlElement) -> None:
         if after is None or not isinstance(after.tag, str):
             return
         if after.tag == "table":
-            line_break = table.makeelement("br")
-            line_break.tail, table.tail = table.tail, None
-            table.addnext(line_break)
+            _line_break_after(table)
             return
         if after.tag not in _BLOCK_TAGS or not _blank(after.text) or not len(after):
             return
         after = after[0]
+
+
+def _line_break_after(element: lxml.html.HtmlElement) -> None:
+    """Put a ``br`` right after ``element``, before its tail."""
+    line_break = element.makeelement("br")
+    line_break.tail, element.tail = element.tail, None
+    element.addnext(line_break)
 
 
 def _shows_no_item(items: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, str | None]) -> bool:
