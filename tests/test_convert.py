@@ -369,6 +369,11 @@ FRAGMENTS = [
         "quotations in a row stay apart",
         "> Prices\n\n> Nights\n\n> | October | |\n> | --- | --- |\n> | Mo | Tu |",
     ),
+    (
+        '<p>x<b><a href="/g">inter</a></b>Inter, <b><code>c</code></b>z, a <b><a href="/g">ok</a></b> b</p>',
+        "emphasis whose link or code span at its edge touches a word",
+        "x[inter](http://x.test/g)Inter, `c`z, a **[ok](http://x.test/g)** b",
+    ),
 ]
 
 #: Phrasing elements (HTML standard 3.2.5.2.5, and obsolete ones still found). Aside: ``a``,

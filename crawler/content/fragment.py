@@ -65,7 +65,9 @@ The steps, each a rule a reader of the Markdown would ask for:
    line: a delimiter run cannot span paragraphs), those without text (html2text writes
    their delimiters alone), and those whose delimiters would not be left- and
    right-flanking (CommonMark 0.31, 6.2: ``Montauk<b>.</b>`` would give
-   ``Montauk**.**``, shown with its asterisks), the characters next to them read as a
+   ``Montauk**.**``, shown with its asterisks, and ``<b><a href=u>x</a></b>Y`` gave
+   ``**[x](u)**Y``: a link, code span or image at an edge inside is read as the markup
+   written there), the characters next to them read as a
    reader sees them: past elements that show nothing, out of ``span``-like elements,
    unwrapped links and outer emphasis, a link as its brackets, a code span as its
    backtick, a block as a line break. The text is kept; only the emphasis goes.
@@ -867,9 +869,35 @@ def _flanking(element: lxml.html.HtmlElement) -> bool:
     text = raw.strip()
     if not text:  # says nothing: html2text writes its delimiters alone ("****")
         return False
-    if _punctuation(text[0]) and not raw[0].isspace() and _word(_char_before(element)):
+    first, last = _inner_edge(element, False) or text[0], _inner_edge(element, True) or text[-1]
+    if _punctuation(first) and not raw[0].isspace() and _word(_char_before(element)):
         return False
-    return not (_punctuation(text[-1]) and not raw[-1].isspace() and _word(_char_after(element)))
+    return not (_punctuation(last) and not raw[-1].isspace() and _word(_char_after(element)))
+
+
+def _inner_edge(element: lxml.html.HtmlElement, at_end: bool) -> str | None:
+    """The markup the converter writes at the start (or end) of ``element``'s content,
+    when that content opens (or closes) with a link, a code span or an image: ``[`` or
+    ``)``, a backtick, ``!`` or ``)``; through emphasis and other elements written as
+    their content (:data:`_TRANSPARENT`), :data:`_BOX_WALK` levels. ``None`` when it
+    opens (or closes) with text."""
+    node = element
+    for _level in range(_BOX_WALK):
+        if not len(node):
+            return None
+        child = node[-1] if at_end else node[0]
+        if (child.tail if at_end else node.text) or not isinstance(child.tag, str):
+            return None
+        if child.tag in _CODE_SPANS:
+            return "`"
+        if child.tag == "img":
+            return ")" if at_end else "!"
+        if child.tag == "a" and not _unlinked(child):
+            return ")" if at_end else "["
+        if child.tag not in _TRANSPARENT:
+            return None
+        node = child
+    return None
 
 
 def _punctuation(char: str) -> bool:
