@@ -374,6 +374,12 @@ FRAGMENTS = [
         "emphasis whose link or code span at its edge touches a word",
         "x[inter](http://x.test/g)Inter, `c`z, a **[ok](http://x.test/g)** b",
     ),
+    (
+        '<p><a href="/x.jpg" title="&lt;p&gt;Caption.&lt;br&gt;\n&lt;/p&gt;\n">'
+        '<img src="x.jpg" alt="A\n photo"></a> after</p>',
+        "a title or alt text on several lines is written on one",
+        '[![A photo](http://x.test/dir/x.jpg)](http://x.test/x.jpg "<p>Caption.<br> </p>") after',
+    ),
 ]
 
 #: Phrasing elements (HTML standard 3.2.5.2.5, and obsolete ones still found). Aside: ``a``,

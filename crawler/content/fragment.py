@@ -88,9 +88,11 @@ The steps, each a rule a reader of the Markdown would ask for:
    fallback parentheses is unwrapped with its parts (:func:`_rubies`); the line breaks
    that end a link move after it, a link holding a block gets a line break where
    text touches it, one holding only a heading goes inside the heading, and a list
-   showing nothing inside one goes (:func:`_link_apart`); two tables in a list item get a
-   line break between them (:func:`_table_apart`), and so do two quotations in a row
-   (html-to-markdown ran them into one paragraph, ``> b\n> c``); an ``article``, ``section``, ``aside``,
+   showing nothing inside one goes (:func:`_link_apart`); two tables in a list item
+   get a line break between them (:func:`_table_apart`), and so do two quotations in a
+   row (html-to-markdown ran them into one paragraph, ``> b\n> c``); a link's or an
+   image's ``title`` and ``alt`` are put on one line (:func:`_on_one_line`); an
+   ``article``, ``section``, ``aside``,
    ``header``, ``footer``, ``main`` or ``form`` inside the fragment becomes a ``div``
    (html-to-markdown wrote a list item that opens with one of the first six after a
    space as an empty item and a paragraph after it, ``1.\n\n   text``, and a form's
@@ -204,6 +206,8 @@ _BLOCKS = (
     *("h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "hr", "header", "footer"),
 )
 _BLOCK_TAGS = frozenset(_BLOCKS)
+#: A run of whitespace holding a line break, in an attribute value.
+_LINE_BREAKS = re.compile(r"[ \t\f]*[\r\n][ \t\r\n\f]*")
 #: Elements the HTML parser closes as it opens them that html-to-markdown 3.21 reads as open.
 _VOID_UNREAD = ("basefont", "bgsound")
 #: Lists, and (below) their tags with the item's: a link holding only empty lists holds
@@ -226,6 +230,8 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
         if element.tag != "input" or not _task_box(element):
             edits[element] = ""
     for image in fragment.iter("img"):
+        _on_one_line(image, "title")
+        _on_one_line(image, "alt")
         if (image.get("src") or "").lstrip()[:5].lower() == "data:":
             edits[image] = image.get("alt") or ""
         elif _names_a_picture(image) and next(image.iterancestors(*_CODE_TAGS), None) is None:
@@ -238,6 +244,7 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
     for link in fragment.iter("a"):  # a Sphinx page's most common element: the cheap tests first
         if len(link):
             holding.append(link)
+        _on_one_line(link, "title")
         href = link.get("href")
         class_names = link.get("class") or ""
         if href is None:  # unwrapped, unless a permalink
@@ -304,6 +311,17 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
 #: Endings of an href :data:`_CONTROL_HREF` reads as a source file (``$`` also matches
 #: before a final line feed).
 _SOURCE_ENDINGS = (".rst", ".txt", ".md", ".rst\n", ".txt\n", ".md\n")
+
+
+def _on_one_line(element: lxml.html.HtmlElement, name: str) -> None:
+    """Step 6 for a link's or an image's ``title`` or ``alt`` attribute: each run of
+    whitespace holding a line break becomes one space. The converters write the value
+    into the Markdown as it is, and a line of it can open a block that ends the
+    paragraph and breaks the link (CommonMark 4.6: a line ``</p>`` opens an HTML block;
+    a page's lightbox title held its caption's markup as text, one tag a line)."""
+    value = element.get(name)
+    if value is not None and ("\n" in value or "\r" in value):
+        element.set(name, _LINE_BREAKS.sub(" ", value).strip())
 
 
 def _task_box(box: lxml.html.HtmlElement) -> bool:
