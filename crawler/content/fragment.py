@@ -283,7 +283,13 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
         if link not in edits:
             _link_apart(link, edits)
     kept: list[lxml.html.HtmlElement] = []  # tables that stay tables
-    for table in fragment.iter("table"):
+    quotes = []  # quotations a quotation follows
+    for table in fragment.iter("table", "blockquote"):  # one walk for both
+        if table.tag == "blockquote":
+            after = table.getnext()
+            if after is not None and after.tag == "blockquote" and _blank(table.tail):
+                quotes.append(table)
+            continue
         if any(block is not table for block in table.iter(*_CELL_BLOCKS)) or _columns(table):
             _flatten(table)
         else:
@@ -293,10 +299,8 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
             kept.append(table)
     for table in kept:
         _table_apart(table)
-    for quote in [quote for quote in fragment.iter("blockquote") if _blank(quote.tail)]:
-        after = quote.getnext()
-        if after is not None and after.tag == "blockquote":
-            _line_break_after(quote)  # html-to-markdown ran two quotations into one paragraph
+    for quote in quotes:
+        _line_break_after(quote)  # html-to-markdown ran two quotations into one paragraph
     for element in list(fragment.iter(*_EMPHASIS)):  # line breaks move out of them
         if element in edits:  # in code, unwrapped already
             continue
@@ -887,7 +891,9 @@ def _flanking(element: lxml.html.HtmlElement) -> bool:
     text = raw.strip()
     if not text:  # says nothing: html2text writes its delimiters alone ("****")
         return False
-    first, last = _inner_edge(element, False) or text[0], _inner_edge(element, True) or text[-1]
+    first, last = text[0], text[-1]
+    if len(element):  # a link, a code span or an image at an edge is read as its markup
+        first, last = _inner_edge(element, False) or first, _inner_edge(element, True) or last
     if _punctuation(first) and not raw[0].isspace() and _word(_char_before(element)):
         return False
     return not (_punctuation(last) and not raw[-1].isspace() and _word(_char_after(element)))
