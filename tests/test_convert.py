@@ -375,6 +375,18 @@ FRAGMENTS = [
         "x[inter](http://x.test/g)Inter, `c`z, a **[ok](http://x.test/g)** b",
     ),
     (
+        '<p>x<b><a href="/g"></a>word</b> y <b><img src="data:image/png;base64,AA" alt="Word">s</b> z'
+        ' <small><code>a</code></small><b><code>b</code></b> <b><kbd>Ctrl</kbd></b><i><kbd>C</kbd></i></p>',
+        "emphasis beside a link that goes, a data image, or wrapped code stays",
+        "x**word** y **Words** z `a`**`b`** **`Ctrl`***`C`*",
+    ),
+    (
+        '<div><a href="/w"><h3><hr>Title</h3></a><a href="/s"><h4><pre>code</pre></h4></a>'
+        '<a href="/t"><ul><li><a href="https://x.test/share"><img src="t.png"></a></li></ul><pre>more</pre></a></div>',
+        "a link's heading, rule, code and empty list are each read",
+        "### [Title](http://x.test/w)\n\n#### ``` code ```\n\n```\nmore\n```",
+    ),
+    (
         '<p><a href="/x.jpg" title="&lt;p&gt;Caption.&lt;br&gt;\n&lt;/p&gt;\n">'
         '<img src="x.jpg" alt="A\n photo"></a> after</p>',
         "a title or alt text on several lines is written on one",

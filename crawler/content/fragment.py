@@ -297,14 +297,15 @@ def prepare(fragment: lxml.html.HtmlElement) -> None:
                 del table.attrib["border"]  # a table of data: not a list (step 4)
             edits.update(dict.fromkeys(table.iter("hr"), " "))  # a cell's line cannot hold one
             kept.append(table)
+    in_item: dict[lxml.html.HtmlElement, bool] = {}
     for table in kept:
-        _table_apart(table)
+        _table_apart(table, in_item)
     for quote in quotes:
         _line_break_after(quote)  # html-to-markdown ran two quotations into one paragraph
     for element in list(fragment.iter(*_EMPHASIS)):  # line breaks move out of them
         if element in edits:  # in code, unwrapped already
             continue
-        elif _holds_block(element) or not _breaks_outside(element) or not _flanking(element):
+        elif _holds_block(element) or not _breaks_outside(element) or not _flanking(element, edits):
             edits[element] = None
         else:
             _whitespace_outside(element)
@@ -677,9 +678,6 @@ def _link_apart(link: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, 
     heading (:func:`_heading_outside`). Blocks are looked for among the first
     :data:`LINK_WALK` descendants only, and not in a link that holds a link."""
     _breaks_after(link, keep_whitespace=False)
-    if len(link) == 1 and link[0].tag in _HEADINGS and _blank(link.text) and _blank(link[0].tail):
-        _heading_outside(link)
-        return
     blocks: set[str] = set()
     rules = []
     lists = []
@@ -692,13 +690,16 @@ def _link_apart(link: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, 
                 rules.append(element)
             elif element.tag in _LISTS:
                 lists.append(element)
+    empty = [items for items in lists if _shows_no_item(items, edits)]
+    edits.update(dict.fromkeys(empty, ""))  # the converter wrote its items as the text "- -"
     if "pre" in blocks:
         edits[link] = None
         return
     edits.update(dict.fromkeys(rules, " "))  # a link's text cannot hold one: it was the text ---
-    empty = [items for items in lists if _shows_no_item(items, edits)]
-    edits.update(dict.fromkeys(empty, ""))  # the converter wrote its items as the text "- -"
     if empty and len(empty) == len(lists) and blocks <= _LIST_TAGS:
+        return
+    if len(link) == 1 and link[0].tag in _HEADINGS and _blank(link.text) and _blank(link[0].tail):
+        _heading_outside(link)
         return
     if not blocks or any(isinstance(a.tag, str) and a.tag in _HEADINGS for a in link.iterancestors()):
         return
@@ -713,14 +714,14 @@ def _link_apart(link: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, 
         _line_break_after(link)
 
 
-def _table_apart(table: lxml.html.HtmlElement) -> None:
+def _table_apart(table: lxml.html.HtmlElement, in_item: dict[lxml.html.HtmlElement, bool]) -> None:
     """Step 6 for a table that stays one: inside a list item, a line break goes after
     it when the next thing in the text is another table, past whitespace, comments and
     the edges of blocks (:data:`_BOX_WALK` levels each way). html-to-markdown wrote no
     blank line between two tables in a list item, so the second one's header and
-    delimiter rows became rows of the first, ``| --- |`` written as cells."""
-    if next(table.iterancestors("li"), None) is None:
-        return
+    delimiter rows became rows of the first, ``| --- |`` written as cells. ``in_item``
+    remembers which elements are inside a list item, so the tables of a deep page are
+    not each followed up to the root."""
     element, after = table, None
     parent: lxml.html.HtmlElement | None
     for _level in range(_BOX_WALK):  # out of the blocks it closes
@@ -739,11 +740,24 @@ def _table_apart(table: lxml.html.HtmlElement) -> None:
         if after is None or not isinstance(after.tag, str):
             return
         if after.tag == "table":
-            _line_break_after(table)
+            if _in_item(table, in_item):
+                _line_break_after(table)
             return
         if after.tag not in _BLOCK_TAGS or not _blank(after.text) or not len(after):
             return
         after = after[0]
+
+
+def _in_item(element: lxml.html.HtmlElement, known: dict[lxml.html.HtmlElement, bool]) -> bool:
+    """Whether ``element`` is inside an ``li``; each ancestor's answer is kept in ``known``."""
+    chain = []
+    node = element.getparent()
+    while node is not None and node not in known and node.tag != "li":
+        chain.append(node)
+        node = node.getparent()
+    answer = node is not None and (node.tag == "li" or known[node])
+    known.update(dict.fromkeys(chain, answer))
+    return answer
 
 
 def _line_break_after(element: lxml.html.HtmlElement) -> None:
@@ -881,30 +895,37 @@ def _flow(element: lxml.html.HtmlElement) -> Iterator[str | None]:
             yield node.tail or ""
 
 
-def _flanking(element: lxml.html.HtmlElement) -> bool:
+def _flanking(element: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, str | None]) -> bool:
     """Whether the converter's ``*``/``**`` around ``element`` would open and close
     emphasis around text: a delimiter next to punctuation inside must have whitespace or
     punctuation (or nothing) on its outer side (CommonMark 6.2, left- and right-flanking
     delimiter runs; the converter moves the content's outer whitespace outside, and
-    :func:`_breaks_outside` its line breaks)."""
+    :func:`_breaks_outside` its line breaks). ``edits``: what :func:`prepare` has decided
+    so far (a link that goes is not written as one)."""
     raw = text_of(element)
     text = raw.strip()
     if not text:  # says nothing: html2text writes its delimiters alone ("****")
         return False
     first, last = text[0], text[-1]
     if len(element):  # a link, a code span or an image at an edge is read as its markup
-        first, last = _inner_edge(element, False) or first, _inner_edge(element, True) or last
-    if _punctuation(first) and not raw[0].isspace() and _word(_char_before(element)):
+        first, last = _inner_edge(element, False, edits) or first, _inner_edge(element, True, edits) or last
+    if _punctuation(first) and not raw[0].isspace() and _word(_char_before(element, edits)):
         return False
-    return not (_punctuation(last) and not raw[-1].isspace() and _word(_char_after(element)))
+    return not (_punctuation(last) and not raw[-1].isspace() and _word(_char_after(element, edits)))
 
 
-def _inner_edge(element: lxml.html.HtmlElement, at_end: bool) -> str | None:
-    """The markup the converter writes at the start (or end) of ``element``'s content,
-    when that content opens (or closes) with a link, a code span or an image: ``[`` or
-    ``)``, a backtick, ``!`` or ``)``; through emphasis and other elements written as
-    their content (:data:`_TRANSPARENT`), :data:`_BOX_WALK` levels. ``None`` when it
-    opens (or closes) with text."""
+def _inner_edge(
+    element: lxml.html.HtmlElement, at_end: bool, edits: dict[lxml.html.HtmlElement, str | None]
+) -> str | None:
+    """The markup html-to-markdown writes at the start (or end) of ``element``'s
+    content, when that content opens (or closes) with a link, a code span or an image
+    that shows something: ``[`` or ``)``, a backtick, ``!`` or ``)``; through emphasis,
+    other elements written as their content (:data:`_TRANSPARENT`) and links step 2
+    unwraps, :data:`_BOX_WALK` levels. ``None`` when it opens (or closes) with text, or
+    with anything else (a link or image that goes or becomes text, an empty code
+    element: the converter writes no markup for them). html2text writes an image as its
+    ``alt`` text and ``samp`` as plain text, so there it may see emphasis it could have
+    kept go; its text stays."""
     node = element
     for _level in range(_BOX_WALK):
         if not len(node):
@@ -912,14 +933,15 @@ def _inner_edge(element: lxml.html.HtmlElement, at_end: bool) -> str | None:
         child = node[-1] if at_end else node[0]
         if (child.tail if at_end else node.text) or not isinstance(child.tag, str):
             return None
-        if child.tag in _CODE_SPANS:
+        edit = edits.get(child, None) if child in edits else False
+        if edit is False and child.tag in _CODE_SPANS and text_of(child):
             return "`"
-        if child.tag == "img":
+        if edit is False and child.tag == "img":
             return ")" if at_end else "!"
-        if child.tag == "a" and not _unlinked(child):
-            return ")" if at_end else "["
-        if child.tag not in _TRANSPARENT:
-            return None
+        if child.tag == "a" and edit is False and not _unlinked(child):
+            return (")" if at_end else "[") if text_of(child).strip() else None
+        if edit is not None and (edit is not False or child.tag not in _TRANSPARENT):
+            return None  # an element that goes or becomes text, or is written as markup
         node = child
     return None
 
@@ -934,7 +956,7 @@ def _word(char: str) -> bool:
     return bool(char) and not char.isspace() and not _punctuation(char)
 
 
-def _char_before(element: lxml.html.HtmlElement) -> str:
+def _char_before(element: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, str | None]) -> str:
     """The character the reader sees right before ``element``: past elements that show
     nothing (an empty ``<strong></strong>``) and out of elements written without markup
     (:data:`_TRANSPARENT`); ``""`` at the edge of a block."""
@@ -944,7 +966,7 @@ def _char_before(element: lxml.html.HtmlElement) -> str:
         while previous is not None:
             if previous.tail:
                 return previous.tail[-1]
-            shown = _shown(previous)
+            shown = _shown(previous, edits)
             if shown is not None:
                 return shown[-1]
             previous = previous.getprevious()
@@ -958,7 +980,7 @@ def _char_before(element: lxml.html.HtmlElement) -> str:
         node = parent
 
 
-def _char_after(element: lxml.html.HtmlElement) -> str:
+def _char_after(element: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, str | None]) -> str:
     """The character the reader sees right after ``element`` (as :func:`_char_before`)."""
     node = element
     while True:
@@ -966,7 +988,7 @@ def _char_after(element: lxml.html.HtmlElement) -> str:
             return node.tail[0]
         following = node.getnext()
         while following is not None:
-            shown = _shown(following)
+            shown = _shown(following, edits)
             if shown is not None:
                 return shown[0]
             if following.tail:
@@ -978,11 +1000,12 @@ def _char_after(element: lxml.html.HtmlElement) -> str:
         node = parent
 
 
-def _shown(node: lxml.html.HtmlElement) -> str | None:
+def _shown(node: lxml.html.HtmlElement, edits: dict[lxml.html.HtmlElement, str | None]) -> str | None:
     """What a sibling shows next to an emphasis, ``None`` if nothing: the markup its
-    text is written in (a link's ``[``...``)``, a code span's backticks), its text, or
-    for an element that the converter writes as markup of its own without text (an
-    image, a line break, a form control, a rule), a stand-in that is not a word's
+    text is written in (a link's ``[``...``)``, a code span's backticks, and for an
+    element written as its content, the markup at its edges, :func:`_inner_edge`), its
+    text, or for an element that the converter writes as markup of its own without text
+    (an image, a line break, a form control, a rule), a stand-in that is not a word's
     character; for a block, a line break."""
     if node.tag in _BLOCK_TAGS:
         return "\n"
@@ -990,7 +1013,11 @@ def _shown(node: lxml.html.HtmlElement) -> str | None:
     if text:
         if node.tag == "a" and not _unlinked(node):
             return "[)"
-        return "`" if node.tag in _CODE_SPANS else text
+        if node.tag in _CODE_SPANS:
+            return "`"
+        if len(node) and _transparent(node):
+            return (_inner_edge(node, False, edits) or text[0]) + (_inner_edge(node, True, edits) or text[-1])
+        return text
     if isinstance(node.tag, str) and (node.tag in _SHOWN_EMPTY or next(node.iter(*_SHOWN_EMPTY), None) is not None):
         return " "
     return None
