@@ -292,34 +292,6 @@ def test_a_link_dense_page_keeps_every_link_the_pre_pass_kept():
     assert md(html, "http://h/") == ("  * [Alpha](http://h/a)\n  * [Beta](http://h/b) page", "main")
 
 
-MENU = "".join(f'<li><a href="/s/{i}">Section number {i} of the shop menu</a></li>' for i in range(30))
-POLITE = (
-    '<div class="content"><h2>Why crawlers need politeness</h2>'
-    "<p>A crawler that sends many requests at once to one server can slow it down for every other visitor, "
-    "so polite crawlers limit the requests in flight per host.</p>"
-    "<p>They also honour the robots.txt file, which tells them which paths the site owner does not want "
-    "crawled, and the Crawl-delay some sites ask for.</p></div>"
-)
-
-
-def test_an_article_that_menus_outweigh_is_still_the_main_content():
-    # half the body's text is links, but one element holds the text outside them
-    html = f'<html><body><div class="menu"><ul>{MENU}</ul></div>{POLITE}</body></html>'
-    assert main_content(html) == POLITE
-
-
-def test_an_index_with_an_introduction_keeps_every_entry(monkeypatch):
-    # the entries hold most of the text outside links: no element below the body is
-    # "the text", so the extractor is not even run and the body is kept
-    def extractor_must_not_run(root):
-        raise AssertionError("the extractor ran")
-
-    monkeypatch.setattr(content, "_extract_text", extractor_must_not_run)
-    entries = "".join(f'<li><a href="/m/{i}">The module number {i} reference</a> - task {i}</li>' for i in range(40))
-    body = f'<div class="intro"><h1>Module index</h1><p>This page lists every module.</p></div><ul>{entries}</ul>'
-    assert main_content(f"<html><body>{body}</body></html>") == f"<body>{body}</body>"
-
-
 def test_a_page_that_is_all_chrome_falls_back_to_the_whole_page():
     html = "<html><body><nav><a href='/'>Home</a> <a href='/x'>X</a></nav></body></html>"
     assert main_content(html) is None

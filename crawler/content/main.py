@@ -43,12 +43,8 @@ The rule, in order:
 3. **Link-dense pages keep everything the pre-pass kept.** When at least half of the
    remaining body text is link text (:data:`LINK_DENSE`: tables of contents, indexes,
    site maps), the pre-passed body is returned: extractors score link density as
-   boilerplate by design and drop exactly such pages (measured below). Unless the
-   element step 4 would take holds a text apart from those links: under half of it
-   links, and at least half of the body's text outside links (an article in a page
-   whose menus outweigh it); then step 4 goes on. A page over
-   :data:`MAX_EXTRACT_CHARS` of HTML, whose extraction would take seconds, is returned
-   whole too.
+   boilerplate by design and drop exactly such pages (measured below). So is a page
+   over :data:`MAX_EXTRACT_CHARS` of HTML, whose extraction would take seconds.
 4. **Otherwise the extractor chooses the region, html2text renders it**: trafilatura's
    :func:`trafilatura.bare_extraction` (``favor_recall``, tables kept, no comments, no
    de-duplication) selects the body text; :func:`_region` finds the element of the page
@@ -97,8 +93,6 @@ MIN_WORDS = 10
 MAX_EXTRACT_CHARS = 1_000_000
 #: Share of the extractor's text an element must hold to be taken as the region (step 4).
 REGION_SHARE = 0.9
-#: How deep :func:`_may_hold_a_text` looks below the body of a link-dense page.
-TEXT_DEPTH = 32
 
 _SECTION_CHROME_TAGS = frozenset(("aside", "header", "footer"))
 _CHROME_ROLES = frozenset(("navigation", "banner", "contentinfo", "complementary", "search"))
@@ -161,17 +155,14 @@ def main_content(
     text = text_of(body)
     if not text.strip():
         return None
+    if _link_dense(body, len(text)):
+        return _serialize(body)
     if len(html) > MAX_EXTRACT_CHARS:  # the extractor's cost grows faster than the page
         return _serialize(body)
-    link_dense = _link_dense(body, len(text))
-    if link_dense and not _may_hold_a_text(body):
-        return _serialize(body)  # an index, a table of contents: rule 3, no extractor run
     extracted = _extract_text(copy.deepcopy(root))
     if extracted is None:
-        return _serialize(body) if link_dense else None
+        return None
     weight = selected_weights(body, extracted)
-    if link_dense and not _holds_the_text(_region_root(body, weight), body):
-        return _serialize(body)  # an index, a table of contents: rule 3
     region = _region(body, weight)
     if region is None:
         return None
@@ -308,26 +299,6 @@ def _region(body: lxml.html.HtmlElement, weight: dict) -> lxml.html.HtmlElement 
     Inside that element, blocks with none of the selected text whose text is half links
     or more (menus, tag clouds, "related" lists the pre-pass did not know) go.
     """
-    region = _region_root(body, weight)
-    if region is None:
-        return None
-    doomed, stack = [], [region]
-    while stack:
-        for child in stack.pop():
-            if not isinstance(child.tag, str):
-                continue
-            if weight.get(child, 0) == 0 and _link_dense(child):
-                doomed.append(child)
-            else:
-                stack.append(child)
-    for element in doomed:
-        drop(element)
-    return region
-
-
-def _region_root(body: lxml.html.HtmlElement, weight: dict) -> lxml.html.HtmlElement | None:
-    """The element :func:`_region` narrows to, before anything in it goes; ``None`` when
-    none of the selected text is found."""
     total = weight.get(body, 0)
     if not total:
         return None
@@ -343,45 +314,23 @@ def _region_root(body: lxml.html.HtmlElement, weight: dict) -> lxml.html.HtmlEle
         ):
             break
         region = best
+    doomed, stack = [], [region]
+    while stack:
+        for child in stack.pop():
+            if not isinstance(child.tag, str):
+                continue
+            if weight.get(child, 0) == 0 and _link_dense(child):
+                doomed.append(child)
+            else:
+                stack.append(child)
+    for element in doomed:
+        drop(element)
     return region
 
 
 #: Elements the region never narrows into: one block of text, not a container of them.
 _TEXT_BLOCKS = frozenset(("p", "pre", "li", "ul", "ol", "dl", "table", "blockquote", *(f"h{n}" for n in range(1, 7))))
 _HEADINGS = tuple(f"h{n}" for n in range(1, 7))
-
-
-def _holds_the_text(region: lxml.html.HtmlElement | None, body: lxml.html.HtmlElement) -> bool:
-    """Whether ``region``, inside ``body``, is a text apart from the links around it:
-    an element below the body, under :data:`LINK_DENSE` of it links, holding at least
-    half of the body's text outside links (rule 3)."""
-    if region is None or region is body or _link_dense(region):
-        return False
-    return 2 * _text_outside_links(region) >= _text_outside_links(body)
-
-
-def _may_hold_a_text(body: lxml.html.HtmlElement) -> bool:
-    """Whether an element below ``body`` could pass :func:`_holds_the_text`, before the
-    extractor is run to say which: from ``body`` down, the child with the most text
-    outside links is followed while it holds at least half of the body's, for at most
-    :data:`TEXT_DEPTH` levels, and one of them must be under :data:`LINK_DENSE` links."""
-    whole = _text_outside_links(body)
-    element = body
-    for _level in range(TEXT_DEPTH):
-        children = [(_text_outside_links(child), child) for child in element if isinstance(child.tag, str)]
-        if not children:
-            return False
-        outside, element = max(children, key=lambda pair: pair[0])
-        if 2 * outside < whole:
-            return False
-        if not _link_dense(element):
-            return True
-    return False
-
-
-def _text_outside_links(element: lxml.html.HtmlElement) -> int:
-    """The characters of ``element``'s text that are not in a link."""
-    return len(text_of(element)) - sum(len(text_of(a)) for a in element.iter("a"))
 
 
 def _has_heading(element: lxml.html.HtmlElement) -> bool:
