@@ -51,8 +51,10 @@ def prepare_output(out_dir: str) -> None:
     """Create ``out_dir`` if needed and check that files can be written in it.
 
     Raises:
-        OutputError: the folder cannot be created or written.
+        OutputError: ``out_dir`` is a file, or the folder cannot be created or written.
     """
+    if os.path.exists(out_dir) and not os.path.isdir(out_dir):
+        raise OutputError(f"cannot write to output folder {out_dir!r}: it is a file, not a folder")
     try:
         os.makedirs(out_dir, exist_ok=True)
         probe = os.path.join(out_dir, f".write-test-{os.getpid()}")  # two runs racing each probe their own

@@ -73,6 +73,14 @@ def test_unwritable_output_folder(tmp_path):
     )
 
 
+def test_an_output_folder_that_is_a_file_is_named_so(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    result = run_cli("http://127.0.0.1:1/", "--out", str(blocker))
+    assert_one_line_error(result, f"cannot write to output folder '{blocker}': it is a file, not a folder")
+    assert blocker.read_text() == "not a folder"
+
+
 def test_unreachable_seed(tmp_path):
     port = closed_port()
     result = run_cli(
