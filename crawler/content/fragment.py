@@ -933,16 +933,18 @@ def _inner_edge(
         child = node[-1] if at_end else node[0]
         if (child.tail if at_end else node.text) or not isinstance(child.tag, str):
             return None
-        edit = edits.get(child, None) if child in edits else False
-        if edit is False and child.tag in _CODE_SPANS and text_of(child):
-            return "`"
-        if edit is False and child.tag == "img":
+        if child in edits:
+            if edits[child] is not None:
+                return None  # it goes, or becomes text
+        elif child.tag in _CODE_SPANS:
+            return "`" if text_of(child) else None
+        elif child.tag == "img":
             return ")" if at_end else "!"
-        if child.tag == "a" and edit is False and not _unlinked(child):
+        elif child.tag == "a" and not _unlinked(child):
             return (")" if at_end else "[") if text_of(child).strip() else None
-        if edit is not None and (edit is not False or child.tag not in _TRANSPARENT):
-            return None  # an element that goes or becomes text, or is written as markup
-        node = child
+        elif child.tag not in _TRANSPARENT:
+            return None  # written as markup of its own
+        node = child  # an element written as its content, or unwrapped
     return None
 
 
