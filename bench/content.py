@@ -20,6 +20,10 @@ every page: share of its words found (multiset), of its ``p``/``pre``/``h1-h6``/
 link-dense pages (link text over half the main element's text), the share of words outside
 the main element that survive (nav), the Markdown code blocks, tables, headings and links
 kept, and CPU ms per page of the selection (results in bench/results/content_compare.json).
+The reference Markdown is the main element's, tidied as the crawler tidies any
+fragment before conversion (:func:`crawler.content.fragment.prepare`: a layout table,
+one holding a list or a quotation in a cell, is written as blocks), so the counts
+measure what the selection keeps, not the tidying.
 
 ``--devset`` scores main content on the extraction dev set
 (``../shared/datasets/extraction-dev/``, unpacked into ``.cache/``): for each page, each of its
@@ -58,6 +62,7 @@ import time
 
 import lxml.html
 
+from crawler.content.fragment import prepare
 from crawler.content.main import main_content
 from crawler.content.markdown import to_markdown
 from crawler.web.decode import decode_html
@@ -136,6 +141,12 @@ def _md_counts(md: str) -> dict:
     }
 
 
+def _prepared(element: lxml.html.HtmlElement) -> str:
+    """The HTML of ``element`` as the crawler converts a fragment (tidied, in place)."""
+    prepare(element)
+    return lxml.html.tostring(element, encoding="unicode", method="html")
+
+
 def compare(pages) -> dict:
     refs = []
     for url, html in pages:
@@ -148,7 +159,7 @@ def compare(pages) -> dict:
                 "blocks": [b for b in (_norm(e.text_content()) for e in main.iter(*BLOCKS)) if b],
                 "chrome": collections.Counter(WORD.findall(_text(html))) - collections.Counter(WORD.findall(text)),
                 "dense": links > 0.5 * max(1, len(_norm(text))),
-                "md": _md_counts(to_markdown(lxml.html.tostring(main, encoding="unicode"), url)),
+                "md": _md_counts(to_markdown(_prepared(main), url)),
             }
         )
     results = {}
