@@ -448,3 +448,71 @@ def test_nested_containers_before_the_text_are_read_once():
         nodes._sentence = real
     assert calls < 10 * depth  # a re-read at each level: about depth * depth / 2
     assert text_of(region).split(S2) == ["", *[""] * (depth - 1), S1]
+
+
+CARDS = (
+    "<div><h3><a href='/bridge.html'>New bridge opens</a></h3><p>The river crossing is done.</p></div>"
+    "<div><h3><a href='/bus.html'>Bus lines change</a></h3><p>Three routes move on Monday.</p></div>"
+)
+
+
+def test_a_heading_over_cards_of_other_pages_goes_with_them():
+    # "More on this topic": each card's title is a link to another page. A card's label
+    # ("News") is found in the extractor's text by chance, so the box is looked into,
+    # and each summary is a sentence; the section holds under 20 characters of the
+    # text, so the heading goes with its cards
+    cards = (
+        "<div><p>News</p><h3><a href='/bridge.html'>New bridge opens</a></h3><p>The river crossing is done.</p></div>"
+        "<div><p>News</p><h3><a href='/bus.html'>Bus lines change</a></h3><p>Three routes move on Monday.</p></div>"
+    )
+    html = f"<p>{S1}</p><p>{S2}</p><div><h2>More on this topic</h2>{cards}</div><p>{S3}</p>"
+    assert kept(html, f"{S1} {S2} News {S3}") == [S1, S2, "", S3]
+    # the same box with in-page links (a table of contents' back-references) stays
+    inner = cards.replace("/bridge.html", "#bridge").replace("/bus.html", "#bus")
+    html = f"<p>{S1}</p><p>{S2}</p><div><h2>More on this topic</h2>{inner}</div><p>{S3}</p>"
+    box = (
+        "More on this topicNewsNew bridge opensThe river crossing is done."
+        "NewsBus lines changeThree routes move on Monday."
+    )
+    assert kept(html, f"{S1} {S2} News {S3}") == [S1, S2, box, S3]
+
+
+def test_a_landmark_keeps_sections_titled_with_links_into_the_page():
+    # Sphinx's FAQ: each question is a back-reference to the table of contents (#id33),
+    # not a card for another page
+    faq = (
+        "<div><h3><a href='#id33'>Are there database interfaces?</a></h3><p>Yes.</p></div>"
+        "<div><h3><a href='#id34'>How do you persist objects?</a></h3><p>Use pickle.</p></div>"
+    )
+    region = lxml.html.fragment_fromstring(f"<main><p>{S1}</p><p>{S2}</p><p>{S3}</p><h2>Databases</h2>{faq}</main>")
+    before = lxml.html.tostring(region, encoding="unicode")
+    nodes.drop_teasers(region)
+    assert lxml.html.tostring(region, encoding="unicode") == before
+
+
+def test_prose_under_a_card_title_is_a_teaser_not_a_standfirst():
+    summary = "A long summary of another story. " * 7
+    teaser = f"<div><h3><a href='/other.html'>Another story</a></h3><p>{summary}</p></div>"
+    faq = f"<div><h3>How long is the loan?</h3><p>{summary}</p></div>"
+    assert len(summary) >= MIN_PROSE_CHARS
+    html = f"<p>{S1}</p>{teaser}{faq}<p>{S2}</p>"
+    # the prose and between-two-kept rules keep a box of prose, unless its heading is
+    # a card's title; an answer under its question stays
+    assert kept(html, f"{S1} {S2}") == [S1, "How long is the loan?" + summary.strip(), S2]
+
+
+def test_a_landmark_taken_whole_loses_its_boxes_of_cards():
+    region = lxml.html.fragment_fromstring(
+        f"<main><h1>Old library stays open</h1><p>{S1}</p><p>{S2}</p><p>{S3}</p>"
+        f"<div><h2>Most read</h2></div>{CARDS}</main>"
+    )
+    nodes.drop_teasers(region)
+    assert [text_of(child) for child in region] == ["Old library stays open", S1, S2, S3]
+
+
+def test_a_landmark_of_cards_keeps_them():
+    # a section page: the cards are the page's own content (half its text or more)
+    region = lxml.html.fragment_fromstring(f"<main><p>Latest news</p><h2>Today</h2>{CARDS}</main>")
+    before = lxml.html.tostring(region, encoding="unicode")
+    nodes.drop_teasers(region)
+    assert lxml.html.tostring(region, encoding="unicode") == before
