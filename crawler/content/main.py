@@ -39,8 +39,7 @@ The rule, in order:
    ``main`` names none), the extractor of step 4 reads the landmark alone, after prune,
    and the blocks it leaves out go node by node (:func:`crawler.content.nodes.keep_selected`);
    not in a landmark whose text is half links (step 3's rule), nor past
-   :data:`MAX_EXTRACT_CHARS`. A landmark taken whole loses its boxes of cards, a
-   heading over cards for other pages ("Most read"; :func:`crawler.content.nodes.drop_teasers`).
+   :data:`MAX_EXTRACT_CHARS`.
 3. **Link-dense pages keep everything the pre-pass kept.** When at least half of the
    remaining body text is link text (:data:`LINK_DENSE`: tables of contents, indexes,
    site maps), the pre-passed body is returned: extractors score link density as
@@ -77,7 +76,7 @@ import lxml.html
 
 from crawler.content.document import drop, parse, text_of
 from crawler.content.fragment import prepare
-from crawler.content.nodes import drop_teasers, keep_selected, selected_weights
+from crawler.content.nodes import keep_selected, selected_weights
 from crawler.content.prune import prune
 from crawler.content.repeats import SiteBlocks, drop_repeated
 
@@ -143,13 +142,10 @@ def main_content(
     _strip_chrome(root)
     main = _main_landmark(root)
     if main is not None:
-        extracted = None
         if prune(main) and len(html) <= MAX_EXTRACT_CHARS and not _link_dense(main):
             extracted = _extract_text(_document_of(main))  # the landmark names boilerplate
-        if extracted is not None:
-            keep_selected(main, selected_weights(main, extracted))
-        else:
-            drop_teasers(main)
+            if extracted is not None:
+                keep_selected(main, selected_weights(main, extracted))
         return _serialize(main)
     body = root.find("body")
     if body is None:

@@ -28,15 +28,14 @@ decision is read back, block by block:
    * it holds no text (an image, an embed, a spacer);
    * it is or holds code or a table (``pre``, ``table``), or the next block after it is
      one: the sentence or caption that introduces the code;
-   * both blocks beside it are kept for their selected text, code or table, under half
-     of its text is links, and no heading in it is a card's title (below): a sentence
-     inside the text, not a "Further links" box;
+   * both blocks beside it are kept for their selected text, code or table, and under
+     half of its text is links: a sentence inside the text, not a "Further links" box;
    * it is a ``p`` of :data:`MIN_SENTENCE_WORDS` words or more (a character of Chinese,
      Japanese or Thai counts as a word), under half of them link text: a sentence; or
      boxes of such sentences, each perhaps opened by a ``p`` label, with no heading or
      list inside (a note, "Changed in version 3.2: ...", docutils' footnotes); or prose
-     of :data:`MIN_PROSE_CHARS` characters or more, under a fifth link text, with no
-     card's title in it (a lead paragraph in a ``div``, not a teaser's summary);
+     of :data:`MIN_PROSE_CHARS` characters or more, under a fifth link text (a lead
+     paragraph in a ``div``);
    * it is a ``p`` that opens its container, before a block kept for its selected text,
      code or table: a box's label ("Note", "See also");
    * it repeats the tag and class of a selected block that holds
@@ -52,17 +51,7 @@ decision is read back, block by block:
    * it is a heading (``h1``-``h6``, or a wrapper holding only one) whose section, the
      blocks after it up to the next heading, keeps text, or whose next heading is a
      subsection's and stays; a heading with nothing after it in its container (a title
-     in its ``header``) opens what follows the container. But a heading over cards
-     goes with them: its section (the blocks after it up to the next heading of its
-     rank or above) holds under :data:`MIN_START_CHARS` of selected text, and
-     :data:`MIN_TEASERS` headings or more, each a card's title, a link to another page
-     (not ``#...``, a table of contents' back-reference), each block of the section
-     with text holding one ("More on this topic", "Most read": a label or date on a
-     card is often found in the text by chance, and its summary is a sentence).
-
-   :func:`drop_teasers` applies that last rule alone to a ``main`` landmark taken whole
-   (no extractor's text), unless the cards hold :data:`MAX_DROPPED_SHARE` of its text
-   (a section page of cards).
+     in its ``header``) opens what follows the container.
 
    The text's start is the first block holding :data:`MIN_START_CHARS` of selected
    text: a piece is selected wherever it occurs in the extractor's text, so a label
@@ -87,14 +76,12 @@ from crawler.content.document import collapsed_text, drop
 
 __all__ = [
     "BLOCKS",
-    "drop_teasers",
     "MAX_DROPPED_SHARE",
     "MIN_PROSE_CHARS",
     "MIN_SENTENCE_WORDS",
     "MENU_LINKS",
     "MIN_LEAD_WORDS",
     "MIN_START_CHARS",
-    "MIN_TEASERS",
     "POST_SHARE",
     "keep_selected",
     "selected_weights",
@@ -158,8 +145,6 @@ MENU_LINKS = 0.8
 POST_SHARE = 0.1
 #: Share of the region's text at or above which nothing unselected goes.
 MAX_DROPPED_SHARE = 0.5
-#: Cards' titles at or above which a heading's section is a box of cards.
-MIN_TEASERS = 2
 _POSTS = frozenset(("div", "article", "section", "li"))
 
 
@@ -240,13 +225,7 @@ def keep_selected(region: lxml.html.HtmlElement, weight: dict[lxml.html.HtmlElem
             doomed.append(child)
     gone = set(doomed)
     for heading in reversed(headings):  # a subsection's heading is decided first
-        cards = _cards_section(heading, weight)
-        if cards:
-            for element in (heading, *cards):
-                if element not in gone:
-                    gone.add(element)
-                    doomed.append(element)
-        elif not _opens_kept(heading, region, gone):
+        if not _opens_kept(heading, region, gone):
             gone.add(heading)
             doomed.append(heading)
     length = len(collapsed_text(region))
@@ -280,15 +259,13 @@ def _kept(
     if _holds_code_or_table(block) or _holds_code_or_table(_next_element(block)):
         return True
     links = _link_length(block) if links is None else links
-    titled = block.tag not in _HEADINGS and any(_teaser_title(h) for h in block.iter(*_HEADINGS) if _shows_text(h))
     if (
-        not titled
-        and links < 0.5 * len(text)
+        links < 0.5 * len(text)
         and _kept_for_itself(_previous_element(block), weight)
         and _kept_for_itself(_next_element(block), weight)
     ):
         return True
-    if not titled and len(text) - links >= MIN_PROSE_CHARS and links < 0.2 * len(text):
+    if len(text) - links >= MIN_PROSE_CHARS and links < 0.2 * len(text):
         return True
     if _sentence(block, text, links):
         return True
@@ -413,86 +390,6 @@ def _opens_kept(heading: lxml.html.HtmlElement, region: lxml.html.HtmlElement, g
         if parent is None or parent is region:
             return False
         node = parent
-
-
-def _cards_section(heading: lxml.html.HtmlElement, weight: dict) -> list[lxml.html.HtmlElement]:
-    """The blocks of ``heading``'s section when they are cards (:func:`_cards`) and hold
-    under :data:`MIN_START_CHARS` of the selected text: "Related articles", "Trending",
-    "More on this topic"; else ``[]``."""
-    section = _cards(heading)
-    return section if sum(weight.get(element, 0) for element in section) < MIN_START_CHARS else []
-
-
-def _cards(heading: lxml.html.HtmlElement) -> list[lxml.html.HtmlElement]:
-    """``heading``'s section, its siblings after it up to the next heading of its rank
-    or above (a subsection's heading is part of it), when it is cards: it holds
-    :data:`MIN_TEASERS` headings or more, each a card's title (:func:`_teaser_title`),
-    each of its blocks with text holds one (no paragraph of the text's own), and none is
-    or holds code or a table; else ``[]``. Stops at the first block that is not a card."""
-    rank = _rank(heading)
-    section: list[lxml.html.HtmlElement] = []
-    titles = 0
-    for sibling in heading.itersiblings():
-        if not isinstance(sibling.tag, str):
-            continue
-        if (sibling.tag in _HEADINGS or len(sibling) < 4) and _heading_of(sibling) is not None:
-            if _rank(sibling) <= rank:  # the next section's
-                break
-        held = 0
-        for title in sibling.iter(*_HEADINGS):
-            if _shows_text(title):
-                if not _teaser_title(title):
-                    return []
-                held += 1
-        if (not held and _shows_text(sibling)) or _holds_code_or_table(sibling):
-            return []  # a paragraph of the text after the cards
-        titles += held
-        section.append(sibling)
-    return section if titles >= MIN_TEASERS else []
-
-
-def _teaser_title(heading: lxml.html.HtmlElement) -> bool:
-    """Whether ``heading`` is a card's title for another page: inside a link, or at least
-    half of its text is the text of links, not to a place in this page (``#...``: a
-    table of contents' back-reference, a permalink's pilcrow)."""
-    outer = next(heading.iterancestors("a"), None)
-    if outer is not None:
-        return _elsewhere(outer)
-    text = collapsed_text(heading)
-    elsewhere = sum(len(collapsed_text(a)) for a in heading.iter("a") if _elsewhere(a))
-    return elsewhere >= 0.5 * len(text)
-
-
-def _elsewhere(link: lxml.html.HtmlElement) -> bool:
-    """Whether ``link`` leads to another page (its ``href`` is not a fragment alone)."""
-    href = (link.get("href") or "").strip()
-    return bool(href) and not href.startswith("#")
-
-
-def drop_teasers(region: lxml.html.HtmlElement) -> None:
-    """Drop each heading of ``region`` whose section is cards (:func:`_cards`: "More on
-    this topic" and its cards), with the section, unless they hold
-    :data:`MAX_DROPPED_SHARE` or more of ``region``'s text together (a page of cards is
-    its own content). For a ``main`` landmark taken whole: no extractor's text is needed."""
-    found: list[lxml.html.HtmlElement] = []
-    taken: set[lxml.html.HtmlElement] = set()
-    for heading in region.iter(*_HEADINGS):
-        block = heading
-        parent = heading.getparent()
-        if parent is not None and parent is not region and len(parent) < 4 and _heading_of(parent) is heading:
-            block = parent  # a wrapper holding only the heading
-        if block in taken or any(ancestor in taken for ancestor in block.iterancestors()):
-            continue
-        section = _cards(block)
-        if section:
-            found.extend((block, *section))
-            taken.update(found)
-    if not found:
-        return
-    length = len(collapsed_text(region))
-    if sum(len(collapsed_text(element)) for element in found) < MAX_DROPPED_SHARE * length:
-        for element in found:
-            drop(element)
 
 
 def _rank(heading: lxml.html.HtmlElement) -> int:
