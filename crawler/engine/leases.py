@@ -6,7 +6,7 @@ after ``ttl_s`` unless renewed; the epoch is a per-shard counter raised by every
 acquisition, so each holding has its own token. Expiry is Redis's own clock (``PX``),
 never a client's. The token is the fence: a settle carries the token its task was read
 under and is refused once another holding began (:data:`crawler.engine.rediscrawl.FENCED`),
-and a fetcher asks :meth:`ShardLeases.holds` before each request.
+and a fetcher asks (:meth:`RedisCrawl.may_fetch`) before each request of a task.
 
 Machines announce themselves with :meth:`ShardLeases.heartbeat` into a sorted set scored
 by their expiry in Redis server time (``TIME``); a machine missing for ``ttl_s`` is gone,

@@ -153,6 +153,11 @@ def page_markdown(
     return conversion, "page", "; ".join(errors) or None
 
 
+class _LeaseLost(Exception):
+    """A later request of a task (a redirect hop, map mode's GET after its HEAD) would go
+    out after this machine lost the task's shard lease: nothing more is sent."""
+
+
 class PageProcessor:
     """Runs one task to its outcome. Shared by the threads of one fetcher process.
 
@@ -214,6 +219,7 @@ class PageProcessor:
         """
         self._asked.sent = {}
         self._asked.prior = None
+        self._asked.requests = 0  # requests of this task sent so far (the first is checked here)
         if self.prior is not None and task.kind in (KIND_PAGE, KIND_FAIL):
             self._asked.prior = self.prior.page(task.url)
         if task.kind == KIND_FAIL:
@@ -225,13 +231,17 @@ class PageProcessor:
         if task.ticket is not None and not self.claims.may_fetch(task):  # --redis: another machine's now
             return self._lease_lost(task)
         started = time.monotonic()
-        done = self._run(task, client, started)
+        try:
+            done = self._run(task, client, started)
+        except _LeaseLost:
+            return self._lease_lost(task)
         if done.latency_s is None:
             done = dataclasses.replace(done, latency_s=time.monotonic() - started)
         return done
 
     def _lease_lost(self, task: FetchTask) -> TaskDone:
-        """The answer to a task whose shard lease this machine lost: nothing requested."""
+        """The answer to a task whose shard lease this machine lost: nothing (more)
+        requested, nothing recorded; the lease's new holder fetches the URL."""
         if task.kind == KIND_ROBOTS or task.kind == KIND_ROBOTS_REDIRECT:
             return TaskDone(self.worker_id, task.url, ROBOTS, None, LEASE_LOST)
         if task.kind == KIND_SITEMAP:
@@ -367,7 +377,7 @@ class PageProcessor:
         the body only when it may be HTML. Both send and keep ``jar``'s cookies."""
         if probably_not_html(task.fetch_url):
             try:
-                head, _new = self._send(client, task.fetch_url, jar, head=True)
+                head, _new = self._send(task, client, task.fetch_url, jar, head=True)
             except FetchError:  # HEAD failed: the GET a crawl sends decides
                 head = None
             if head is not None and head_decides(head.status, head.content_type, head.location):
@@ -398,13 +408,13 @@ class PageProcessor:
         (a recrawl's validators) and ``revisit`` go with the first request only."""
         jar = self._jar(task) if jar is None else jar
         tried = [task.fetch_url]
-        response, new_cookie = self._send(client, tried[-1], jar, body_wanted, headers=headers, revisit=revisit)
+        response, new_cookie = self._send(task, client, tried[-1], jar, body_wanted, headers=headers, revisit=revisit)
         while response.location is not None and len(tried) <= self.config.max_redirects:
             sent = request_url(response.location, response.url)
             if sent is None or key_of(sent) != task.url or (sent in tried and not new_cookie):
                 break
             tried.append(sent)
-            response, new_cookie = self._send(client, sent, jar, body_wanted)
+            response, new_cookie = self._send(task, client, sent, jar, body_wanted)
         return response
 
     def _jar(self, task: FetchTask) -> BoundedJar:
@@ -417,6 +427,7 @@ class PageProcessor:
 
     def _send(
         self,
+        task: FetchTask,
         client: HttpClient,
         url: str,
         jar: http.cookiejar.CookieJar,
@@ -430,9 +441,17 @@ class PageProcessor:
         ``headers`` and ``revisit``: as :meth:`crawler.web.fetch.HttpClient.get`'s.
         Returns the response and whether it set a cookie value the jar did not have.
 
+        With ``--redis``, a request after the task's first asks again whether this
+        machine still holds the task's shard lease (:meth:`run` asked before the first):
+        a redirect hop must not go out after a stall that outlasted the lease.
+
         Raises:
             FetchError: no complete response.
+            _LeaseLost: the lease was lost; nothing was sent.
         """
+        if self._asked.requests and task.ticket is not None and not self.claims.may_fetch(task):
+            raise _LeaseLost(task.url)
+        self._asked.requests += 1
         before = cookie_tuples(jar)
         try:
             if head:
