@@ -212,21 +212,22 @@ def test_a_machine_stopped_past_its_lease_sends_nothing_for_the_shards_it_lost(t
     assert summary["cluster"]["leases_lost"] >= 1
 
 
-@pytest.mark.parametrize("taken", ["never", "before the request", "between redirect hops"])
-def test_a_fetcher_sends_no_request_once_its_shard_lease_is_taken(tmp_path, redis_server, taken):
-    """A page task read under this machine's lease: each of its requests (the first, and a
-    hop to another spelling of its key) goes out only while the lease holds its token.
-    Once another machine holds the shard, the task comes back unrequested and unrecorded."""
+TAKEN = ["never", "before the request", "between redirect hops"]
+
+
+def run_under_lease(tmp_path, redis_url, routes, first, task_of, taken):
+    """Run one fetcher task read under machine a's lease of the only frontier shard of a
+    --redis crawl, against a site of ``routes``; the shard is taken by another machine
+    ``taken`` (before the request, or while the site answers the request to ``first``).
+    ``task_of(crawl, site, token)`` makes the task. Returns the crawl, the site, the
+    result, the paths the site was asked for and the records written."""
     from crawler.config import CrawlConfig
     from crawler.engine.leases import ShardLeases
-    from crawler.engine.messages import LEASE_LOST, PAGE, RETRY
-    from crawler.engine.rediscrawl import page_task
     from crawler.engine.worker import PageProcessor
     from crawler.output.writers import RecordWriter
     from crawler.web.fetch import HttpClient
-    from tests.helpers.siteserver import page, redirect
 
-    crawl = RedisCrawl(redis_server.url, "hops", frontier_shards=1)
+    crawl = RedisCrawl(redis_url, "hops", frontier_shards=1)
     crawl.create_or_join({"seeds": []})
 
     def take_lease():
@@ -235,18 +236,16 @@ def test_a_fetcher_sends_no_request_once_its_shard_lease_is_taken(tmp_path, redi
     def first_hop(_headers):
         if taken == "between redirect hops":
             take_lease()
-        return redirect("/q?b=2&a=1")  # the server's own parameter order: the same key
+        return routes[first]
 
-    with SiteServer({"/q?a=1&b=2": first_hop, "/q?b=2&a=1": page("Q")}) as site:
-        url = site.url("/q?a=1&b=2")
-        assert crawl.claim_tasks([page_task(url)]) == [True]
+    with SiteServer({**routes, first: first_hop}) as site:
         token = ShardLeases(crawl, "a", ttl_s=30).acquire(0)
-        [task] = crawl.read(0, "a", token, 1)
+        task = task_of(crawl, site, token)
         if taken == "before the request":
             take_lease()
         out = tmp_path / "out"
         out.mkdir()
-        config = CrawlConfig(seeds=(url,), out_dir=str(out), workers=1, redis=redis_server.url)
+        config = CrawlConfig(seeds=(site.url("/"),), out_dir=str(out), workers=1, redis=redis_url)
         writer = RecordWriter(str(out), 0)
         client = HttpClient.from_config(config)
         try:
@@ -255,13 +254,63 @@ def test_a_fetcher_sends_no_request_once_its_shard_lease_is_taken(tmp_path, redi
             client.close()
             writer.close()
         sent = [path for _t, path, _ua in site.requests]
-    records = read_records(str(out))
+    return crawl, site, done, sent, read_records(str(out))
+
+
+@pytest.mark.parametrize("taken", TAKEN)
+def test_a_fetcher_sends_no_request_once_its_shard_lease_is_taken(tmp_path, redis_server, taken):
+    """A page task read under this machine's lease: each of its requests (the first, and a
+    hop to another spelling of its key) goes out only while the lease holds its token.
+    Once another machine holds the shard, the task comes back unrequested and unrecorded."""
+    from crawler.engine.messages import LEASE_LOST, PAGE, RETRY
+    from crawler.engine.rediscrawl import page_task
+    from tests.helpers.siteserver import page, redirect
+
+    def task_of(crawl, site, token):
+        assert crawl.claim_tasks([page_task(site.url("/q?a=1&b=2"))]) == [True]
+        [task] = crawl.read(0, "a", token, 1)
+        return task
+
+    # the server's own parameter order: another spelling of the same key
+    routes = {"/q?a=1&b=2": redirect("/q?b=2&a=1"), "/q?b=2&a=1": page("Q")}
+    crawl, site, done, sent, records = run_under_lease(tmp_path, redis_server.url, routes, "/q?a=1&b=2", task_of, taken)
+    url = site.url("/q?a=1&b=2")
     if taken == "never":
         assert (done.outcome, sent, crawl.state(url)) == (PAGE, ["/q?a=1&b=2", "/q?b=2&a=1"], "visited")
         assert records[url]["request_url"] == site.url("/q?b=2&a=1")
     else:
         assert (done.outcome, done.error, crawl.state(url)) == (RETRY, LEASE_LOST, "in_flight")
         assert sent == ([] if taken == "before the request" else ["/q?a=1&b=2"]) and records == {}
+
+
+@pytest.mark.parametrize("taken", TAKEN)
+def test_a_robots_txt_redirect_hop_goes_out_only_under_the_shard_lease(tmp_path, redis_server, taken):
+    """robots.txt redirected within its origin: each hop asks for the lease as a page's
+    does, and an answer cut short by a lost lease is LEASE_LOST (never kept in Redis)."""
+    from crawler.engine.messages import KIND_ROBOTS, LEASE_LOST, ROBOTS, FetchTask
+    from crawler.engine.rediscrawl import make_ticket
+    from tests.helpers.siteserver import redirect
+
+    rules = b"User-agent: *\nDisallow: /x\n"
+    routes = {"/robots.txt": redirect("/rules.txt"), "/rules.txt": Route(rules, content_type="text/plain")}
+
+    def task_of(_crawl, site, token):
+        return FetchTask(site.url("/").rstrip("/"), 0, kind=KIND_ROBOTS, ticket=make_ticket(token, ""))
+
+    _crawl, _site, done, sent, records = run_under_lease(
+        tmp_path, redis_server.url, routes, "/robots.txt", task_of, taken
+    )
+    if taken == "never":
+        assert (done.outcome, done.error, done.robots_body, sent) == (
+            ROBOTS,
+            None,
+            rules,
+            ["/robots.txt", "/rules.txt"],
+        )
+    else:
+        assert (done.outcome, done.error, done.robots_body) == (ROBOTS, LEASE_LOST, None)
+        assert sent == ([] if taken == "before the request" else ["/robots.txt"])
+    assert records == {}
 
 
 def test_redis_killed_and_restarted_from_its_aof_the_crawl_completes(tmp_path, redis_server):

@@ -674,7 +674,8 @@ class Dispatcher:
         wait = message.retry_after_s
         if wait is None:
             wait = backoff_s(task.attempt, self.config.retry_base_s, self.config.retry_cap_s, self._rng)
-        deferred = message.error in (DEFERRED, LEASE_LOST)  # sent back unrequested: not an attempt
+        # sent back unrequested, or a redirect hop unrequested (the lease lost): not an attempt
+        deferred = message.error in (DEFERRED, LEASE_LOST)
         retry = task if deferred else dataclasses.replace(task, attempt=task.attempt + 1)
         self.retries.push(retry, now + wait)
         if self.store is not None and retry.kind == KIND_PAGE:

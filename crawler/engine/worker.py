@@ -154,8 +154,8 @@ def page_markdown(
 
 
 class _LeaseLost(Exception):
-    """A later request of a task (a redirect hop, map mode's GET after its HEAD) would go
-    out after this machine lost the task's shard lease: nothing more is sent."""
+    """A later request of a task (a redirect hop) would go out after this machine lost
+    the task's shard lease: nothing more is sent."""
 
 
 class PageProcessor:
@@ -238,6 +238,16 @@ class PageProcessor:
         if done.latency_s is None:
             done = dataclasses.replace(done, latency_s=time.monotonic() - started)
         return done
+
+    def _check_lease(self, task: FetchTask) -> None:
+        """With ``--redis``, before a request of ``task`` after its first (a redirect
+        hop): a stall that outlasted the shard lease must not send it.
+
+        Raises:
+            _LeaseLost: ``task`` carries a lease token that no longer holds its shard.
+        """
+        if task.ticket is not None and not self.claims.may_fetch(task):
+            raise _LeaseLost(task.url)
 
     def _lease_lost(self, task: FetchTask) -> TaskDone:
         """The answer to a task whose shard lease this machine lost: nothing (more)
@@ -323,6 +333,7 @@ class PageProcessor:
                         self.worker_id, task.url, ROBOTS, response.status, None, len(response.body), redirect_to=target
                     )
                 url = target
+                self._check_lease(task)
                 response = client.get(url, ROBOTS_MAX_BYTES)
         except FetchError as exc:
             return TaskDone(self.worker_id, task.url, ROBOTS, None, exc.reason)
@@ -441,16 +452,15 @@ class PageProcessor:
         ``headers`` and ``revisit``: as :meth:`crawler.web.fetch.HttpClient.get`'s.
         Returns the response and whether it set a cookie value the jar did not have.
 
-        With ``--redis``, a request after the task's first asks again whether this
-        machine still holds the task's shard lease (:meth:`run` asked before the first):
-        a redirect hop must not go out after a stall that outlasted the lease.
+        A request after the task's first checks the lease again (:meth:`_check_lease`;
+        :meth:`run` checked before the first).
 
         Raises:
             FetchError: no complete response.
             _LeaseLost: the lease was lost; nothing was sent.
         """
-        if self._asked.requests and task.ticket is not None and not self.claims.may_fetch(task):
-            raise _LeaseLost(task.url)
+        if self._asked.requests:
+            self._check_lease(task)
         self._asked.requests += 1
         before = cookie_tuples(jar)
         try:
