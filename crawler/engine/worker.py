@@ -228,10 +228,9 @@ class PageProcessor:
         wait = self.paused.get(origin, 0.0) - time.monotonic()
         if task.kind == KIND_PAGE and wait > 0:
             return TaskDone(self.worker_id, task.url, RETRY, None, DEFERRED, retry_after_s=wait)
-        if task.ticket is not None and not self.claims.may_fetch(task):  # --redis: another machine's now
-            return self._lease_lost(task)
-        started = time.monotonic()
         try:
+            self._check_lease(task)  # --redis: another machine's now?
+            started = time.monotonic()
             done = self._run(task, client, started)
         except _LeaseLost:
             return self._lease_lost(task)
@@ -240,8 +239,9 @@ class PageProcessor:
         return done
 
     def _check_lease(self, task: FetchTask) -> None:
-        """With ``--redis``, before a request of ``task`` after its first (a redirect
-        hop): a stall that outlasted the shard lease must not send it.
+        """With ``--redis``, before each request of ``task`` (:meth:`run` before the
+        first, then each redirect hop): a stall that outlasted the shard lease must not
+        send it.
 
         Raises:
             _LeaseLost: ``task`` carries a lease token that no longer holds its shard.
